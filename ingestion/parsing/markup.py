@@ -1,0 +1,128 @@
+"""HTML (BeautifulSoup) and Markdown (markdown-it) into structural elements."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ingestion.parsing.model import ElementBuilder
+
+_SKIP = {"script", "style", "noscript", "template", "svg", "head", "iframe", "object", "button", "select", "canvas"}
+_BLOCK = {
+    "p", "div", "section", "article", "ul", "ol", "dl", "dt", "dd", "blockquote", "header", "footer", "main", "nav",
+    "aside", "figure", "figcaption", "form", "hr", "address", "body", "html", "tr", "center", "details", "summary",
+}
+_HEADING = re.compile(r"^h([1-6])$")
+
+
+def _table_rows(table: Any) -> list[list[str]]:
+    rows: list[list[str]] = []
+    for tr in table.find_all("tr"):
+        if tr.find_parent("table") is not table:
+            continue  # rows of a nested table are part of their cell's text
+        cells = [c.get_text(" ", strip=True) for c in tr.find_all(["td", "th"], recursive=False)]
+        if cells:
+            rows.append(cells)
+    return rows
+
+
+class _HtmlWalker:
+    def __init__(self, builder: ElementBuilder) -> None:
+        self.builder = builder
+        self.buf: list[str] = []
+
+    def flush(self) -> None:
+        text = "".join(self.buf)
+        self.buf.clear()
+        self.builder.add("text", text)
+
+    def walk(self, node: Any) -> None:
+        from bs4 import Comment, NavigableString, Tag
+
+        for child in node.children:
+            if isinstance(child, Comment):
+                continue
+            if isinstance(child, NavigableString):
+                self.buf.append(str(child))
+                continue
+            if not isinstance(child, Tag):
+                continue
+            name = child.name.lower()
+            if name in _SKIP:
+                continue
+            m = _HEADING.match(name)
+            if m:
+                self.flush()
+                self.builder.title(child.get_text(" ", strip=True), int(m.group(1)))
+            elif name == "table":
+                self.flush()
+                rows = _table_rows(child)
+                has_head = child.find("th") is not None or len(rows) > 1
+                self.builder.table(rows, header=has_head)
+            elif name == "pre":
+                self.flush()
+                self.builder.add("code", child.get_text(), keep_layout=True)
+            elif name == "li":
+                self.flush()
+                nested = [c.extract() for c in child.find_all(["ul", "ol"])]
+                self.builder.add("list_item", child.get_text(" ", strip=True))
+                for sub in nested:
+                    self.walk(sub)
+            elif name == "br":
+                self.buf.append("\n")
+            elif name in _BLOCK:
+                self.flush()
+                self.walk(child)
+                self.flush()
+            else:
+                self.walk(child)
+
+
+def html_into(html: str, builder: ElementBuilder) -> str:
+    """Append the elements of an HTML document to ``builder``; return the document's <title> (may be empty)."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html, "lxml")
+    title_tag = soup.find("title")
+    title = title_tag.get_text(" ", strip=True) if title_tag else ""
+    walker = _HtmlWalker(builder)
+    walker.walk(soup.body or soup)
+    walker.flush()
+    return title
+
+
+def markdown_into(text: str, builder: ElementBuilder) -> None:
+    """Append the elements of a Markdown document (CommonMark + tables) to ``builder``."""
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").enable("table").parse(text)
+    i = 0
+    row: list[str] = []
+    rows: list[list[str]] = []
+    list_depth = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        t = tok.type
+        if t == "heading_open":
+            builder.title(tokens[i + 1].content, int(tok.tag[1]))
+            i += 2
+        elif t in ("bullet_list_open", "ordered_list_open"):
+            list_depth += 1
+        elif t in ("bullet_list_close", "ordered_list_close"):
+            list_depth -= 1
+        elif t == "inline" and tokens[i - 1].type == "paragraph_open":
+            builder.add("list_item" if list_depth else "text", tok.content)
+        elif t in ("fence", "code_block"):
+            builder.add("code", tok.content, keep_layout=True, language=tok.info.strip())
+        elif t == "html_block":
+            html_into(tok.content, builder)
+        elif t == "tr_open":
+            row = []
+        elif t == "inline" and tokens[i - 1].type in ("th_open", "td_open"):
+            row.append(tok.content)
+        elif t == "tr_close":
+            rows.append(row)
+        elif t == "table_close":
+            builder.table(rows)
+            rows = []
+        i += 1

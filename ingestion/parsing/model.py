@@ -1,0 +1,111 @@
+"""The parser output type and the helpers every format parser shares (heading stack, Markdown tables)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.core.errors import AppError, ErrorCode
+from app.core.types import Element
+
+#: Rows kept per table/sheet; a spreadsheet larger than this is truncated with a warning.
+MAX_TABLE_ROWS = 2000
+_WS = re.compile(r"[ \t\r\f\v]+")
+
+
+@dataclass(slots=True)
+class ParsedDocument:
+    """What a parser hands to the chunker: ordered structural elements plus document-level facts."""
+
+    title: str
+    mime_type: str
+    doc_type: str
+    elements: list[Element] = field(default_factory=list)
+    page_count: int | None = None
+    encoding: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+def parse_failed(reason: str) -> AppError:
+    return AppError(ErrorCode.PARSE_FAILED, reason)
+
+
+def clean(text: str) -> str:
+    """Collapse runs of blanks inside lines, drop NULs and trailing spaces; keep line breaks."""
+    text = text.replace("\x00", "").replace("\u00a0", " ")
+    lines = [_WS.sub(" ", line).strip() for line in text.splitlines()]
+    out: list[str] = []
+    for line in lines:
+        if line or (out and out[-1]):
+            out.append(line)
+    return "\n".join(out).strip()
+
+
+def _cell(value: Any) -> str:
+    text = "" if value is None else str(value)
+    return _WS.sub(" ", text.replace("\n", " ")).strip().replace("|", "\\|")
+
+
+def markdown_table(rows: Sequence[Sequence[Any]], *, header: bool = True) -> str:
+    """Render rows as a Markdown table; the first row is the header (a blank header is synthesised if ``header`` is
+    false). Empty rows and all-empty columns are dropped; ragged rows are padded."""
+    grid = [[_cell(c) for c in row] for row in rows]
+    grid = [row for row in grid if any(row)]
+    if not grid:
+        return ""
+    width = max(len(r) for r in grid)
+    grid = [r + [""] * (width - len(r)) for r in grid]
+    keep = [j for j in range(width) if any(r[j] for r in grid)]
+    grid = [[r[j] for j in keep] for r in grid]
+    if not header:
+        grid.insert(0, [f"col{j + 1}" for j in range(len(keep))])
+    head, body = grid[0], grid[1:]
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    lines += ["| " + " | ".join(r) + " |" for r in body]
+    return "\n".join(lines)
+
+
+class ElementBuilder:
+    """Collects elements and keeps the heading stack, so every element gets its ``section_path``."""
+
+    def __init__(self) -> None:
+        self.elements: list[Element] = []
+        self._stack: list[tuple[int, str]] = []
+
+    @property
+    def section_path(self) -> tuple[str, ...]:
+        return tuple(t for _, t in self._stack)
+
+    def title(self, text: str, level: int, *, page: int | None = None) -> None:
+        text = clean(text).replace("\n", " ")
+        if not text:
+            return
+        level = max(1, level)
+        while self._stack and self._stack[-1][0] >= level:
+            self._stack.pop()
+        self._stack.append((level, text[:200]))
+        self.elements.append(Element("title", text, level=level, page=page, section_path=self.section_path))
+
+    def elements_stack_pop(self) -> None:
+        """Forget the innermost heading (used when a multi-line heading is re-emitted as one title)."""
+        if self._stack:
+            self._stack.pop()
+
+    def reset_sections(self) -> None:
+        self._stack.clear()
+
+    def add(self, kind: str, text: str, *, page: int | None = None, keep_layout: bool = False, **meta: Any) -> None:
+        text = text.strip("\n") if keep_layout else clean(text)
+        if not text.strip():
+            return
+        self.elements.append(Element(kind, text, page=page, section_path=self.section_path, metadata=dict(meta)))
+
+    def table(self, rows: Sequence[Sequence[Any]], *, page: int | None = None, header: bool = True) -> None:
+        md = markdown_table(rows[: MAX_TABLE_ROWS + 1], header=header)
+        if md:
+            self.elements.append(Element("table", md, page=page, section_path=self.section_path))
+
+    def first_title(self) -> str:
+        return next((e.text for e in self.elements if e.kind == "title"), "")

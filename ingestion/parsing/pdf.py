@@ -1,0 +1,197 @@
+"""PDF: text by page with pdfplumber (pdfminer underneath), headings recovered from font sizes, ruled tables as
+Markdown. Encryption and damage are detected with pikepdf, which also repairs files pdfminer cannot read."""
+
+from __future__ import annotations
+
+import io
+import logging
+import re
+import statistics
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from ingestion.parsing.model import ElementBuilder, ParsedDocument, parse_failed
+
+#: Pages parsed per PDF; longer files are truncated with a warning (the parse timeout is the hard bound).
+MAX_PDF_PAGES = 300
+#: Table detection is the slow part; it runs on the first pages only.
+MAX_TABLE_PAGES = 60
+_HEADING_RATIO = 1.15
+_MAX_HEADING_CHARS = 120
+_PAGE_NUMBER = re.compile(r"^(page\s*)?\d{1,4}(\s*(of|/)\s*\d{1,4})?$", re.I)
+
+
+@dataclass(slots=True)
+class _Line:
+    page: int
+    top: float
+    bottom: float
+    size: float
+    text: str
+    table: list[list[Any]] | None = None
+
+
+def _open_checked(data: bytes) -> tuple[int | None, bytes, list[str]]:
+    """Return (page count, bytes to parse, warnings); raise PARSE_FAILED for encrypted or unreadable files."""
+    import pikepdf
+
+    warnings: list[str] = []
+    try:
+        with pikepdf.open(io.BytesIO(data)) as pdf:
+            pages = len(pdf.pages)
+            if pdf.is_encrypted:
+                warnings.append("PDF is encrypted with an owner password only; text extracted without it")
+            return pages, data, warnings
+    except pikepdf.PasswordError:
+        raise parse_failed("encrypted PDF: a password is required") from None
+    except Exception as exc:  # noqa: BLE001 - pikepdf raises many types for damaged files
+        reason = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
+        raise parse_failed(f"corrupt PDF: {reason}") from None
+
+
+def _repaired(data: bytes) -> bytes | None:
+    import pikepdf
+
+    try:
+        with pikepdf.open(io.BytesIO(data)) as pdf:
+            out = io.BytesIO()
+            pdf.save(out)
+            return out.getvalue()
+    except Exception:  # noqa: BLE001 - repair is best effort
+        return None
+
+
+def _inside(obj: dict[str, Any], boxes: list[tuple[float, float, float, float]]) -> bool:
+    cx, cy = (obj["x0"] + obj["x1"]) / 2, (obj["top"] + obj["bottom"]) / 2
+    return any(x0 <= cx <= x1 and t <= cy <= b for x0, t, x1, b in boxes)
+
+
+def _page_lines(page: Any, number: int, with_tables: bool) -> tuple[list[_Line], bool]:
+    lines: list[_Line] = []
+    boxes: list[tuple[float, float, float, float]] = []
+    if with_tables:
+        for table in page.find_tables():
+            rows = table.extract()
+            if len(rows) >= 2 and max(len(r) for r in rows) >= 2:
+                boxes.append(table.bbox)
+                lines.append(_Line(number, table.bbox[1], table.bbox[3], 0.0, "", table=rows))
+    text_page = page.filter(lambda o: o.get("object_type") != "char" or not _inside(o, boxes)) if boxes else page
+    for tl in text_page.extract_text_lines(return_chars=True, strip=True):
+        text = tl["text"].strip()
+        if not text:
+            continue
+        sizes = [round(c.get("size", 0.0), 1) for c in tl["chars"] if not c["text"].isspace()]
+        size = statistics.median(sizes) if sizes else 0.0
+        lines.append(_Line(number, tl["top"], tl["bottom"], size, text))
+    lines.sort(key=lambda ln: ln.top)
+    return lines, bool(page.images)
+
+
+def _join(parts: list[str]) -> str:
+    out = ""
+    for part in parts:
+        if out.endswith("-") and part[:1].islower():
+            out = out[:-1] + part
+        else:
+            out = f"{out} {part}" if out else part
+    return out
+
+
+def _emit(lines: list[_Line], builder: ElementBuilder) -> None:
+    sized = Counter()
+    for ln in lines:
+        if ln.table is None:
+            sized[round(ln.size * 2) / 2] += len(ln.text)
+    body = sized.most_common(1)[0][0] if sized else 0.0
+    heading_sizes = sorted(
+        {round(ln.size * 2) / 2 for ln in lines if ln.table is None and _is_heading(ln, body)}, reverse=True
+    )
+    level_of = {s: min(i + 1, 4) for i, s in enumerate(heading_sizes)}
+    para: list[str] = []
+    para_page = 0
+    prev: _Line | None = None
+
+    def flush() -> None:
+        if para:
+            builder.add("text", _join(para), page=para_page)
+            para.clear()
+
+    for ln in lines:
+        if ln.table is not None:
+            flush()
+            builder.table(ln.table, page=ln.page)
+            prev = None
+            continue
+        if _PAGE_NUMBER.match(ln.text):
+            continue
+        if _is_heading(ln, body):
+            flush()
+            if prev is not None and prev.text and _is_heading(prev, body) and prev.page == ln.page \
+                    and abs(prev.size - ln.size) < 0.5 and ln.top - prev.bottom < ln.size:
+                _extend_last_title(builder, ln.text)
+            else:
+                builder.title(ln.text, level_of.get(round(ln.size * 2) / 2, 4), page=ln.page)
+            prev = ln
+            continue
+        height = max(ln.bottom - ln.top, 1.0)
+        new_para = prev is None or prev.page != ln.page or ln.top - prev.bottom > 0.8 * height \
+            or abs(ln.size - prev.size) > 0.6
+        if new_para:
+            flush()
+            para_page = ln.page
+        para.append(ln.text)
+        prev = ln
+    flush()
+
+
+def _is_heading(ln: _Line, body: float) -> bool:
+    return (body > 0 and ln.size >= body * _HEADING_RATIO and len(ln.text) <= _MAX_HEADING_CHARS
+            and sum(c.isalpha() for c in ln.text) >= 2)
+
+
+def _extend_last_title(builder: ElementBuilder, more: str) -> None:
+    last = builder.elements.pop()
+    builder.elements_stack_pop()
+    builder.title(f"{last.text} {more}", last.level, page=last.page)
+
+
+def parse_pdf(data: bytes) -> ParsedDocument:
+    import pdfplumber
+
+    logging.getLogger("pdfminer").setLevel(logging.ERROR)
+    page_count, data, warnings = _open_checked(data)
+    try:
+        pdf = pdfplumber.open(io.BytesIO(data))
+        _ = len(pdf.pages)
+    except Exception:  # noqa: BLE001 - pdfminer cannot read it: try pikepdf's repair once
+        fixed = _repaired(data)
+        if fixed is None:
+            raise parse_failed("corrupt PDF: the file structure cannot be read") from None
+        warnings.append("PDF structure was damaged and has been repaired")
+        pdf = pdfplumber.open(io.BytesIO(fixed))
+    lines: list[_Line] = []
+    has_images = False
+    with pdf:
+        total = len(pdf.pages)
+        if total > MAX_PDF_PAGES:
+            warnings.append(f"only the first {MAX_PDF_PAGES} of {total} pages were parsed")
+        for i, page in enumerate(pdf.pages[:MAX_PDF_PAGES]):
+            try:
+                page_lines, images = _page_lines(page, i + 1, with_tables=i < MAX_TABLE_PAGES)
+            except Exception as exc:  # noqa: BLE001 - one broken page must not lose the others
+                warnings.append(f"page {i + 1} could not be read ({type(exc).__name__})")
+                continue
+            finally:
+                page.close()
+            lines.extend(page_lines)
+            has_images = has_images or images
+    if not any(ln.text or ln.table for ln in lines):
+        if has_images:
+            raise parse_failed("scanned PDF without text layer: OCR is not enabled")
+        raise parse_failed("PDF has no extractable text")
+    builder = ElementBuilder()
+    _emit(lines, builder)
+    title = str((pdf.metadata or {}).get("Title") or "").strip() or builder.first_title()
+    return ParsedDocument(title=title, mime_type="application/pdf", doc_type="pdf", elements=builder.elements,
+                          page_count=page_count or total, warnings=warnings)
