@@ -1,0 +1,82 @@
+import { useEffect, useState } from "react";
+import { currentSession, errorMessage, logout, setUnauthorizedHandler } from "./api/client";
+import type { Role, Session } from "./api/types";
+import { AdminPage } from "./admin/AdminPage";
+import { LoginPage } from "./auth/LoginPage";
+import { ChatPage } from "./chat/ChatPage";
+import { DocumentsPage } from "./upload/DocumentsPage";
+
+type Page = "chat" | "documents" | "admin";
+
+const RANK: Record<Role, number> = { agent: 0, editor: 1, admin: 2 };
+
+export function canAccess(role: Role, page: Page): boolean {
+  if (page === "documents") return RANK[role] >= RANK.editor;
+  if (page === "admin") return role === "admin";
+  return true;
+}
+
+const LABELS: Record<Page, string> = { chat: "Chat", documents: "Documents", admin: "Admin" };
+
+export function App() {
+  const [session, setSession] = useState<Session | null | undefined>(undefined);
+  const [page, setPage] = useState<Page>("chat");
+  const [error, setError] = useState<string | null>(null);
+
+  useEffect(() => {
+    setUnauthorizedHandler(() => setSession(null));
+    currentSession().then(setSession, (e: unknown) => {
+      setError(errorMessage(e));
+      setSession(null);
+    });
+    return () => setUnauthorizedHandler(null);
+  }, []);
+
+  if (session === undefined) return <p className="muted center">Loading…</p>;
+  if (session === null)
+    return (
+      <>
+        {error && <p role="alert" className="error center">{error}</p>}
+        <LoginPage
+          onLogin={(s) => {
+            setError(null);
+            setPage("chat");
+            setSession(s);
+          }}
+        />
+      </>
+    );
+
+  const pages = (Object.keys(LABELS) as Page[]).filter((p) => canAccess(session.role, p));
+  return (
+    <div className="app">
+      <header className="topbar">
+        <span className="brand">kbqa</span>
+        <nav aria-label="Main">
+          {pages.map((p) => (
+            <button
+              key={p}
+              type="button"
+              className="tab"
+              aria-current={page === p ? "page" : undefined}
+              onClick={() => setPage(p)}
+            >
+              {LABELS[p]}
+            </button>
+          ))}
+        </nav>
+        <span className="who">
+          {session.key_name} · {session.role} · {session.tenant}
+        </span>
+        <button type="button" onClick={() => void logout().catch(() => undefined).finally(() => setSession(null))}>
+          Sign out
+        </button>
+      </header>
+      <main className="content">
+        {page === "chat" && <ChatPage />}
+        {page === "documents" && canAccess(session.role, "documents") && <DocumentsPage />}
+        {page === "admin" && canAccess(session.role, "admin") && <AdminPage />}
+      </main>
+    </div>
+  );
+}

@@ -1,0 +1,114 @@
+import { useCallback, useEffect, useState } from "react";
+import { createKey, errorMessage, listKeys, revokeKey } from "../api/client";
+import type { ApiKey, CreatedKey, Role } from "../api/types";
+
+const ROLES: Role[] = ["agent", "editor", "admin"];
+
+function when(ts: string | null): string {
+  return ts ? new Date(ts).toLocaleString() : "never";
+}
+
+/** API keys: create (the secret is shown once), revoke, last use. */
+export function KeysPanel() {
+  const [keys, setKeys] = useState<ApiKey[]>([]);
+  const [name, setName] = useState("");
+  const [role, setRole] = useState<Role>("agent");
+  const [created, setCreated] = useState<CreatedKey | null>(null);
+  const [error, setError] = useState<string | null>(null);
+
+  const refresh = useCallback(() => {
+    listKeys().then(setKeys, (e: unknown) => setError(errorMessage(e)));
+  }, []);
+  useEffect(refresh, [refresh]);
+
+  async function create(e: React.FormEvent) {
+    e.preventDefault();
+    setError(null);
+    try {
+      setCreated(await createKey(name.trim(), role));
+      setName("");
+      refresh();
+    } catch (err) {
+      setError(errorMessage(err));
+    }
+  }
+
+  async function revoke(id: string) {
+    setError(null);
+    try {
+      await revokeKey(id);
+    } catch (err) {
+      setError(errorMessage(err));
+    }
+    refresh();
+  }
+
+  return (
+    <section aria-label="API keys">
+      <h2>API keys</h2>
+      <form className="inline-form" onSubmit={create}>
+        <label htmlFor="key-name">Name</label>
+        <input id="key-name" value={name} onChange={(e) => setName(e.target.value)} />
+        <label htmlFor="key-role">Role</label>
+        <select id="key-role" value={role} onChange={(e) => setRole(e.target.value as Role)}>
+          {ROLES.map((r) => (
+            <option key={r} value={r}>
+              {r}
+            </option>
+          ))}
+        </select>
+        <button type="submit" className="primary" disabled={!name.trim()}>
+          Create key
+        </button>
+      </form>
+      {created && (
+        <div className="banner" role="status">
+          New key <strong>{created.name}</strong> — copy it now, it is shown only once:{" "}
+          <code className="secret">{created.key}</code>{" "}
+          <button type="button" onClick={() => setCreated(null)}>
+            Done
+          </button>
+        </div>
+      )}
+      {error && (
+        <p role="alert" className="error">
+          {error}
+        </p>
+      )}
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Role</th>
+            <th scope="col">Prefix</th>
+            <th scope="col">Created</th>
+            <th scope="col">Last used</th>
+            <th scope="col">State</th>
+          </tr>
+        </thead>
+        <tbody>
+          {keys.map((k) => (
+            <tr key={k.id}>
+              <td>{k.name}</td>
+              <td>{k.role}</td>
+              <td>
+                <code>{k.prefix}</code>
+              </td>
+              <td>{when(k.created_at)}</td>
+              <td>{when(k.last_used_at)}</td>
+              <td>
+                {k.revoked ? (
+                  "revoked"
+                ) : (
+                  <button type="button" className="danger" onClick={() => void revoke(k.id)} aria-label={`Revoke ${k.name}`}>
+                    Revoke
+                  </button>
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+}

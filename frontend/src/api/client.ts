@@ -1,0 +1,212 @@
+// Tiny typed client for the kbqa API. Same origin; the session cookie travels automatically and every
+// non-GET request carries the CSRF token received at login.
+import { createSseParser } from "./sse";
+import type {
+  ApiKey,
+  AskEvent,
+  Chunk,
+  Conversation,
+  ConversationSummary,
+  CreatedKey,
+  DocumentDetail,
+  DocumentSummary,
+  Role,
+  Session,
+  UploadedDocument,
+  UsageRow,
+} from "./types";
+
+export const API_BASE = "/api/v1";
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: string;
+
+  constructor(status: number, code: string, message: string) {
+    super(message);
+    this.name = "ApiError";
+    this.status = status;
+    this.code = code;
+  }
+}
+
+let csrfToken: string | null = null;
+let onUnauthorized: (() => void) | null = null;
+
+export function setCsrfToken(token: string | null): void {
+  csrfToken = token;
+}
+
+/** Called when any request (other than the session probe) answers 401, e.g. an expired session. */
+export function setUnauthorizedHandler(handler: (() => void) | null): void {
+  onUnauthorized = handler;
+}
+
+async function errorFrom(res: Response): Promise<ApiError> {
+  let code = `http_${res.status}`;
+  let message = res.statusText || `HTTP ${res.status}`;
+  try {
+    const body = (await res.json()) as { error?: { code?: string; message?: string } };
+    if (body?.error) {
+      code = body.error.code ?? code;
+      message = body.error.message ?? message;
+    }
+  } catch {
+    // not JSON: keep the status text
+  }
+  return new ApiError(res.status, code, message);
+}
+
+async function send(method: string, path: string, body?: unknown, init: RequestInit = {}): Promise<Response> {
+  const headers = new Headers(init.headers);
+  if (method !== "GET" && csrfToken) headers.set("X-CSRF-Token", csrfToken);
+  let payload: BodyInit | undefined;
+  if (body instanceof FormData) payload = body;
+  else if (body !== undefined) {
+    headers.set("Content-Type", "application/json");
+    payload = JSON.stringify(body);
+  }
+  if (!headers.has("Accept")) headers.set("Accept", "application/json");
+  const res = await fetch(API_BASE + path, { ...init, method, headers, body: payload, credentials: "same-origin" });
+  if (!res.ok) {
+    const err = await errorFrom(res);
+    if (res.status === 401 && path !== "/auth/me" && path !== "/auth/session") onUnauthorized?.();
+    throw err;
+  }
+  return res;
+}
+
+async function json<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const res = await send(method, path, body);
+  if (res.status === 204) return undefined as T;
+  const text = await res.text();
+  return (text ? JSON.parse(text) : undefined) as T;
+}
+
+// --- auth ---------------------------------------------------------------------------------------------------------
+
+export async function login(apiKey: string): Promise<Session> {
+  const session = await json<Session>("POST", "/auth/session", { api_key: apiKey });
+  setCsrfToken(session.csrf_token);
+  return session;
+}
+
+/** The current session, or null when there is none (401). */
+export async function currentSession(): Promise<Session | null> {
+  try {
+    const session = await json<Session>("GET", "/auth/me");
+    setCsrfToken(session.csrf_token);
+    return session;
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 401) return null;
+    throw err;
+  }
+}
+
+export async function logout(): Promise<void> {
+  try {
+    await send("DELETE", "/auth/session");
+  } finally {
+    setCsrfToken(null);
+  }
+}
+
+// --- ask (POST + server-sent events) ------------------------------------------------------------------------------
+
+export interface AskParams {
+  question: string;
+  conversation_id?: string;
+  top_k?: number;
+}
+
+const ASK_EVENT_TYPES = new Set(["meta", "sources", "token", "citations", "degraded", "done", "error"]);
+
+/**
+ * Streams an answer. Calls `onEvent` for every known event in order; resolves when the stream ends.
+ * Abort with `signal` (the Stop button): the promise then rejects with an AbortError.
+ */
+export async function ask(params: AskParams, onEvent: (event: AskEvent) => void, signal?: AbortSignal): Promise<void> {
+  const res = await send("POST", "/ask", params, { signal, headers: { Accept: "text/event-stream" } });
+  if (!res.body) throw new ApiError(res.status, "no_body", "The answer stream had no body");
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  const parser = createSseParser();
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      for (const ev of parser.push(decoder.decode(value, { stream: true }))) {
+        if (!ASK_EVENT_TYPES.has(ev.event)) continue;
+        let data: unknown;
+        try {
+          data = JSON.parse(ev.data);
+        } catch {
+          throw new ApiError(res.status, "bad_event", `Malformed ${ev.event} event from the server`);
+        }
+        onEvent({ type: ev.event, data } as AskEvent);
+      }
+    }
+    parser.finish();
+  } finally {
+    reader.releaseLock();
+  }
+}
+
+// --- chat helpers -------------------------------------------------------------------------------------------------
+
+export const getChunk = (chunkId: string) => json<Chunk>("GET", `/chunks/${encodeURIComponent(chunkId)}`);
+
+export const sendFeedback = (messageId: string, rating: "up" | "down", comment?: string) =>
+  json<unknown>("POST", "/feedback", { message_id: messageId, rating, ...(comment ? { comment } : {}) });
+
+export const listConversations = () =>
+  json<{ conversations: ConversationSummary[] }>("GET", "/conversations").then((r) => r.conversations);
+
+export const getConversation = (id: string) => json<Conversation>("GET", `/conversations/${encodeURIComponent(id)}`);
+
+// --- documents ----------------------------------------------------------------------------------------------------
+
+export interface UploadOptions {
+  aclGroups?: string;
+  tags?: string;
+}
+
+export async function uploadDocuments(files: File[], opts: UploadOptions = {}): Promise<UploadedDocument[]> {
+  const form = new FormData();
+  for (const f of files) form.append("files", f, f.name);
+  if (opts.aclGroups?.trim()) form.append("acl_groups", opts.aclGroups.trim());
+  if (opts.tags?.trim()) form.append("tags", opts.tags.trim());
+  const res = await json<{ documents: UploadedDocument[] }>("POST", "/documents", form);
+  return res.documents;
+}
+
+export function listDocuments(filters: { status?: string; q?: string } = {}): Promise<DocumentSummary[]> {
+  const qs = new URLSearchParams();
+  if (filters.status) qs.set("status", filters.status);
+  if (filters.q) qs.set("q", filters.q);
+  const suffix = qs.toString() ? `?${qs}` : "";
+  return json<{ documents: DocumentSummary[] }>("GET", `/documents${suffix}`).then((r) => r.documents);
+}
+
+export const getDocument = (id: string) => json<DocumentDetail>("GET", `/documents/${encodeURIComponent(id)}`);
+
+export const deleteDocument = (id: string) => json<void>("DELETE", `/documents/${encodeURIComponent(id)}`);
+
+export const reindexDocument = (id: string) =>
+  json<unknown>("POST", `/documents/${encodeURIComponent(id)}/reindex`);
+
+// --- admin --------------------------------------------------------------------------------------------------------
+
+export const listKeys = () => json<{ keys: ApiKey[] }>("GET", "/keys").then((r) => r.keys);
+
+export const createKey = (name: string, role: Role) => json<CreatedKey>("POST", "/keys", { name, role });
+
+export const revokeKey = (id: string) => json<void>("DELETE", `/keys/${encodeURIComponent(id)}`);
+
+export const getUsage = () => json<{ usage: UsageRow[] }>("GET", "/usage").then((r) => r.usage);
+
+export function errorMessage(err: unknown): string {
+  if (err instanceof ApiError) return `${err.message} (${err.code})`;
+  if (err instanceof Error) return err.message;
+  return String(err);
+}

@@ -1,0 +1,167 @@
+// Wire types of the kbqa HTTP API (v1). Field names match the JSON exactly.
+
+export type Role = "admin" | "editor" | "agent";
+
+export interface Session {
+  csrf_token: string;
+  role: Role;
+  tenant: string;
+  key_name: string;
+}
+
+export interface Source {
+  n: number;
+  chunk_id: string;
+  document_id: string;
+  title: string;
+  section_path: string[];
+  page_start: number | null;
+  page_end: number | null;
+  score: number;
+  text: string;
+}
+
+export interface Citation {
+  n: number;
+  chunk_id: string;
+  document_id: string;
+  title: string;
+  section: string;
+  page_start: number | null;
+  page_end: number | null;
+  sentence: string;
+  supported: boolean;
+}
+
+export interface Versions {
+  chunker: string;
+  embedder: string;
+  prompt_template: string;
+  model: string;
+}
+
+export interface MetaEvent {
+  request_id: string;
+  conversation_id: string;
+  message_id: string;
+  versions: Versions;
+}
+
+export interface DoneEvent {
+  usage: { prompt_tokens: number; completion_tokens: number };
+  timings_ms: Record<string, number>;
+  refused: boolean;
+  degraded: boolean;
+  answer: string;
+}
+
+/** One parsed event of the /ask stream, discriminated on `type`. */
+export type AskEvent =
+  | { type: "meta"; data: MetaEvent }
+  | { type: "sources"; data: { sources: Source[] } }
+  | { type: "token"; data: { text: string } }
+  | { type: "citations"; data: { citations: Citation[] } }
+  | { type: "degraded"; data: { reasons: string[] } }
+  | { type: "done"; data: DoneEvent }
+  | { type: "error"; data: { code: string; message: string } };
+
+export interface Chunk {
+  chunk_id: string;
+  document_id: string;
+  title: string;
+  section_path: string[];
+  page_start: number | null;
+  page_end: number | null;
+  text: string;
+}
+
+export interface ConversationSummary {
+  id: string;
+  title: string;
+  updated_at: string;
+}
+
+export interface ConversationMessage {
+  id: string;
+  role: "user" | "assistant";
+  content: string;
+  citations?: Citation[] | null;
+  created_at: string;
+}
+
+export interface Conversation {
+  id: string;
+  title: string;
+  messages: ConversationMessage[];
+}
+
+export const DOC_STATUSES = [
+  "queued",
+  "parsing",
+  "chunking",
+  "embedding",
+  "indexing",
+  "indexed",
+  "failed",
+] as const;
+export type DocStatus = (typeof DOC_STATUSES)[number];
+
+export function isTerminal(status: string): boolean {
+  return status === "indexed" || status === "failed";
+}
+
+export interface UploadedDocument {
+  id: string;
+  filename: string;
+  status: DocStatus;
+  duplicate: boolean;
+}
+
+export interface DocumentSummary {
+  id: string;
+  title: string;
+  filename: string;
+  doc_type: string;
+  status: DocStatus;
+  version: number;
+  chunk_count: number;
+  failure_reason: string | null;
+  updated_at: string;
+  size_bytes: number;
+}
+
+export interface Stage {
+  name: string;
+  status: string;
+  progress: number | null;
+  started_at: string | null;
+  finished_at: string | null;
+  duration_ms: number | null;
+}
+
+export interface DocumentDetail extends DocumentSummary {
+  stages: Stage[];
+}
+
+export interface ApiKey {
+  id: string;
+  name: string;
+  role: Role;
+  prefix: string;
+  created_at: string;
+  last_used_at: string | null;
+  revoked: boolean;
+}
+
+export interface CreatedKey extends ApiKey {
+  key: string;
+}
+
+export interface UsageRow {
+  key_id: string;
+  key_name: string;
+  day: string;
+  requests: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+}

@@ -1,0 +1,50 @@
+import { useEffect, useRef, useState } from "react";
+import { Composer } from "./Composer";
+import { ConversationList } from "./ConversationList";
+import { SourcePanel } from "./SourcePanel";
+import { TurnView } from "./TurnView";
+import { useChat } from "./useChat";
+
+export function ChatPage() {
+  const chat = useChat();
+  const [openChunk, setOpenChunk] = useState<string | null>(null);
+  const endRef = useRef<HTMLDivElement>(null);
+  const lastAnswerLength = chat.turns.at(-1)?.answer.length ?? 0;
+
+  useEffect(() => {
+    endRef.current?.scrollIntoView?.({ block: "end" });
+  }, [chat.turns.length, lastAnswerLength]);
+
+  return (
+    <div className={`chat-layout${openChunk ? " with-panel" : ""}`}>
+      <ConversationList
+        conversations={chat.conversations}
+        activeId={chat.conversationId}
+        onSelect={(id) => {
+          setOpenChunk(null);
+          void chat.open(id);
+        }}
+        onNew={() => {
+          setOpenChunk(null);
+          chat.startNew();
+        }}
+      />
+      <section className="chat-main" aria-label="Chat">
+        <div className="turns" aria-live="polite">
+          {chat.turns.length === 0 && <p className="muted">Ask a question about your documents.</p>}
+          {chat.turns.map((t) => (
+            <TurnView key={t.key} turn={t} onOpenCitation={setOpenChunk} />
+          ))}
+          <div ref={endRef} />
+        </div>
+        {chat.error && (
+          <p role="alert" className="error">
+            {chat.error}
+          </p>
+        )}
+        <Composer busy={chat.busy} onSend={(q) => void chat.send(q)} onStop={chat.stop} />
+      </section>
+      {openChunk && <SourcePanel chunkId={openChunk} onClose={() => setOpenChunk(null)} />}
+    </div>
+  );
+}

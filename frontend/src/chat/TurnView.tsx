@@ -1,0 +1,83 @@
+import { useState } from "react";
+import type { Turn } from "./turns";
+import { AnswerText } from "./AnswerText";
+import { CitationChip } from "./CitationChip";
+import { FeedbackControls } from "./FeedbackControls";
+
+interface Props {
+  turn: Turn;
+  onOpenCitation: (chunkId: string) => void;
+}
+
+function StatusBanners({ turn }: { turn: Turn }) {
+  return (
+    <>
+      {turn.refused && (
+        <div className="banner banner-refused" role="status">
+          The assistant could not answer this from the knowledge base.
+        </div>
+      )}
+      {turn.degraded && (
+        <div className="banner banner-degraded" role="status">
+          Degraded answer{turn.degradedReasons.length > 0 ? `: ${turn.degradedReasons.join(", ")}` : ""}.
+        </div>
+      )}
+      {turn.status === "stopped" && <div className="banner" role="status">Stopped.</div>}
+      {turn.status === "error" && (
+        <div className="banner banner-error" role="alert">
+          {turn.error ?? "The answer failed."}
+        </div>
+      )}
+    </>
+  );
+}
+
+function CopyButton({ text }: { text: string }) {
+  const [label, setLabel] = useState("Copy answer");
+  async function copy() {
+    try {
+      await navigator.clipboard.writeText(text);
+      setLabel("Copied");
+    } catch {
+      setLabel("Copy failed");
+    }
+    window.setTimeout(() => setLabel("Copy answer"), 2000);
+  }
+  return (
+    <button type="button" onClick={copy} disabled={!text}>
+      {label}
+    </button>
+  );
+}
+
+/** One question and its answer, with banners, citation list, copy and feedback. */
+export function TurnView({ turn, onOpenCitation }: Props) {
+  const finished = turn.status !== "streaming";
+  return (
+    <article className="turn" aria-busy={!finished}>
+      {turn.question && <p className="question">{turn.question}</p>}
+      <div className="answer">
+        <AnswerText turn={turn} onOpenCitation={onOpenCitation} />
+        {!finished && !turn.answer && <span className="thinking">Thinking…</span>}
+      </div>
+      <StatusBanners turn={turn} />
+      {turn.citations.length > 0 && (
+        <ul className="citation-list" aria-label="Citations">
+          {turn.citations.map((c) => (
+            <li key={`${c.n}-${c.chunk_id}`}>
+              <CitationChip n={c.n} citation={c} title={c.title} onOpen={() => onOpenCitation(c.chunk_id)} />{" "}
+              {c.title}
+              {c.section ? ` — ${c.section}` : ""}
+            </li>
+          ))}
+        </ul>
+      )}
+      {finished && turn.answer && (
+        <div className="turn-actions">
+          <CopyButton text={turn.answer} />
+          {turn.messageId && <FeedbackControls messageId={turn.messageId} />}
+        </div>
+      )}
+    </article>
+  );
+}

@@ -1,0 +1,83 @@
+import { useCallback, useEffect, useState } from "react";
+import { deleteDocument, errorMessage, listDocuments, reindexDocument, uploadDocuments } from "../api/client";
+import type { DocumentSummary, UploadedDocument } from "../api/types";
+import { DocumentTable } from "./DocumentTable";
+import { DropZone } from "./DropZone";
+import { UploadList } from "./UploadList";
+
+/** Upload portal: drop files, follow their jobs, and manage the document list. */
+export function DocumentsPage() {
+  const [uploads, setUploads] = useState<UploadedDocument[]>([]);
+  const [documents, setDocuments] = useState<DocumentSummary[]>([]);
+  const [filter, setFilter] = useState({ status: "", query: "" });
+  const [aclGroups, setAclGroups] = useState("");
+  const [tags, setTags] = useState("");
+  const [uploading, setUploading] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+
+  const refresh = useCallback(() => {
+    listDocuments({ status: filter.status, q: filter.query.trim() }).then(setDocuments, (e: unknown) =>
+      setError(errorMessage(e)),
+    );
+  }, [filter]);
+
+  useEffect(() => {
+    const t = window.setTimeout(refresh, 250); // debounce typing in the search box
+    return () => window.clearTimeout(t);
+  }, [refresh]);
+
+  async function upload(files: File[]) {
+    setUploading(true);
+    setError(null);
+    try {
+      const docs = await uploadDocuments(files, { aclGroups, tags });
+      setUploads((prev) => [...docs, ...prev.filter((p) => !docs.some((d) => d.id === p.id))]);
+      refresh();
+    } catch (err) {
+      setError(errorMessage(err));
+    } finally {
+      setUploading(false);
+    }
+  }
+
+  async function act(f: () => Promise<unknown>) {
+    setError(null);
+    try {
+      await f();
+    } catch (err) {
+      setError(errorMessage(err));
+    }
+    refresh();
+  }
+
+  return (
+    <div className="documents-page">
+      <section className="upload-panel" aria-label="Upload">
+        <h2>Upload documents</h2>
+        <div className="upload-options">
+          <label htmlFor="acl-groups">ACL groups (comma-separated)</label>
+          <input id="acl-groups" value={aclGroups} onChange={(e) => setAclGroups(e.target.value)} />
+          <label htmlFor="tags">Tags (comma-separated)</label>
+          <input id="tags" value={tags} onChange={(e) => setTags(e.target.value)} />
+        </div>
+        <DropZone disabled={uploading} onFiles={(f) => void upload(f)} />
+        {uploading && <p role="status">Uploading…</p>}
+        {error && (
+          <p role="alert" className="error">
+            {error}
+          </p>
+        )}
+        <UploadList uploads={uploads} onSettled={refresh} />
+      </section>
+      <h2>Documents</h2>
+      <DocumentTable
+        documents={documents}
+        status={filter.status}
+        query={filter.query}
+        onFilter={setFilter}
+        onDelete={(id) => void act(() => deleteDocument(id))}
+        onRetry={(id) => void act(() => reindexDocument(id))}
+      />
+    </div>
+  );
+}
