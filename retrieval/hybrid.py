@@ -1,0 +1,225 @@
+"""Hybrid retrieval: keyword + vector + graph in parallel, weighted RRF, optional rerank.
+
+Each retriever runs in a bounded thread pool under its own timeout. A retriever that raises or times out is skipped
+and named in ``RetrievalResult.degraded``; the query still answers from the others. Only when every configured
+(non-null) retriever fails does :meth:`HybridRetriever.retrieve` raise ``AppError(INDEX_UNAVAILABLE)``.
+
+Python cannot kill a thread, so a timed-out call keeps its worker until it returns. To keep a stuck backend from
+eating the whole pool, a stage with ``max_abandoned`` calls still running after their timeout is skipped at once
+(no new work is submitted for it) until those calls finish.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+
+from app.core.errors import AppError, ErrorCode
+from app.core.settings import RetrievalSettings
+from app.core.types import ChunkRecord, Hit, RankedChunk, SearchFilter
+from retrieval.fusion import FusedHit, reciprocal_rank_fusion
+from retrieval.null import is_disabled
+from retrieval.protocols import ChunkStore, Embedder, GraphIndex, KeywordIndex, Reranker, RetrievalResult, VectorIndex
+
+log = logging.getLogger(__name__)
+
+STAGES = ("keyword", "vector", "graph")
+
+
+def passage_text(chunk: ChunkRecord) -> str:
+    """The text a reranker sees for a chunk: title (when any) then body."""
+    return f"{chunk.title}\n{chunk.text}" if chunk.title else chunk.text
+
+
+@dataclass(slots=True)
+class _Stage:
+    name: str
+    run: Callable[[str, SearchFilter, int], list[Hit]]
+    enabled: bool
+    timeout_s: float
+
+
+class HybridRetriever:
+    """Implements :class:`retrieval.protocols.Retriever` over three indexes (any of them may be a null index)."""
+
+    def __init__(
+        self,
+        keyword: KeywordIndex,
+        vector: VectorIndex,
+        graph: GraphIndex,
+        embedder: Embedder,
+        store: ChunkStore,
+        settings: RetrievalSettings,
+        reranker: Reranker | None = None,
+        *,
+        timeouts_s: Mapping[str, float] | None = None,
+        rerank_candidates: int = 30,
+        max_workers: int = 8,
+        max_abandoned: int = 2,
+    ) -> None:
+        timeouts = dict(timeouts_s or {})
+        self._settings = settings
+        self._store = store
+        self._reranker = reranker
+        self._rerank_candidates = rerank_candidates
+        self._rerank_timeout_s = timeouts.get("rerank", settings.timeout_s)
+        self._weights = {
+            "keyword": settings.weight_keyword,
+            "vector": settings.weight_vector,
+            "graph": settings.weight_graph,
+        }
+
+        def vector_search(query: str, flt: SearchFilter, k: int) -> list[Hit]:
+            return vector.search(embedder.embed_query(query), flt, k)
+
+        runs: dict[str, tuple[Callable[[str, SearchFilter, int], list[Hit]], object]] = {
+            "keyword": (keyword.search, keyword),
+            "vector": (vector_search, vector),
+            "graph": (graph.search, graph),
+        }
+        self._stages = [
+            _Stage(name, fn, not is_disabled(index), timeouts.get(name, settings.timeout_s))
+            for name, (fn, index) in runs.items()
+        ]
+        self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="kbqa-retrieve")
+        self._max_abandoned = max_abandoned
+        self._abandoned: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    # -- thread-pool plumbing -------------------------------------------------------------------------------------
+
+    def _backlogged(self, name: str) -> bool:
+        with self._lock:
+            return self._abandoned.get(name, 0) >= self._max_abandoned
+
+    def _abandon(self, name: str, cfut: Future[object]) -> None:
+        with self._lock:
+            self._abandoned[name] = self._abandoned.get(name, 0) + 1
+
+        def release(_: Future[object]) -> None:
+            with self._lock:
+                self._abandoned[name] -= 1
+
+        cfut.add_done_callback(release)
+
+    async def _call(
+        self, name: str, timeout_s: float, fn: Callable[..., object], *args: object
+    ) -> tuple[object, float]:
+        """Run ``fn(*args)`` in the pool under ``timeout_s``; return (result, elapsed ms). Raises on failure/timeout."""
+        if self._backlogged(name):
+            raise TimeoutError(f"{name}: earlier calls are still running past their timeout")
+        start = time.perf_counter()
+        cfut = self._pool.submit(fn, *args)
+        try:
+            result = await asyncio.wait_for(asyncio.wrap_future(cfut), timeout_s)
+        except (TimeoutError, asyncio.CancelledError):
+            if not cfut.cancel():  # already running: cannot be stopped, count it until it returns
+                self._abandon(name, cfut)
+            raise
+        return result, (time.perf_counter() - start) * 1000.0
+
+    async def _run_stage(self, stage: _Stage, query: str, flt: SearchFilter, k: int) -> tuple[list[Hit] | None, float]:
+        start = time.perf_counter()
+        try:
+            hits, ms = await self._call(stage.name, stage.timeout_s, stage.run, query, flt, k)
+            return list(hits), ms  # type: ignore[call-overload]
+        except TimeoutError:
+            log.warning("retriever %s timed out after %.2fs; skipped", stage.name, stage.timeout_s)
+        except Exception:  # noqa: BLE001 - any retriever failure degrades, never fails the query
+            log.exception("retriever %s failed; skipped", stage.name)
+        return None, (time.perf_counter() - start) * 1000.0
+
+    # -- the Retriever protocol -----------------------------------------------------------------------------------
+
+    async def retrieve(self, query: str, flt: SearchFilter, top_k: int) -> RetrievalResult:
+        t0 = time.perf_counter()
+        k = max(self._settings.candidates, top_k)
+        outcomes = await asyncio.gather(*(self._run_stage(s, query, flt, k) for s in self._stages))
+        degraded: list[str] = []
+        timings: dict[str, float] = {}
+        lists: dict[str, list[Hit]] = {}
+        for stage, (hits, ms) in zip(self._stages, outcomes, strict=True):
+            timings[stage.name] = ms
+            if hits is None:
+                degraded.append(stage.name)
+            else:
+                lists[stage.name] = hits
+        if not any(s.enabled and s.name in lists for s in self._stages):
+            raise AppError(
+                ErrorCode.INDEX_UNAVAILABLE,
+                "every retriever failed or timed out",
+                details={"degraded": degraded},
+            )
+
+        t = time.perf_counter()
+        n_keep = max(top_k, self._rerank_candidates if self._reranker is not None else top_k)
+        fused = reciprocal_rank_fusion(lists, weights=self._weights, k=self._settings.rrf_k)
+        chunks: list[RankedChunk] = []
+        start = 0
+        while len(chunks) < n_keep and start < len(fused):  # one round unless ids vanished from the store
+            window = fused[start : start + n_keep - len(chunks)]
+            chunks += await self._load(window, flt, first_rank=start + 1)
+            start += len(window)
+        timings["fuse"] = (time.perf_counter() - t) * 1000.0
+
+        if self._reranker is not None and chunks:
+            t = time.perf_counter()
+            reranked = await self._rerank(query, chunks)
+            timings["rerank"] = (time.perf_counter() - t) * 1000.0
+            if reranked is None:
+                degraded.append("rerank")
+            else:
+                chunks = reranked
+        timings["total"] = (time.perf_counter() - t0) * 1000.0
+        return RetrievalResult(chunks=chunks[:top_k], degraded=degraded, timings_ms=timings)
+
+    async def _load(self, fused: list[FusedHit], flt: SearchFilter, first_rank: int) -> list[RankedChunk]:
+        ids = [f.chunk_id for f in fused]
+        try:
+            records, _ = await self._call("store", self._settings.timeout_s, self._store.get_many, ids)
+        except AppError:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            raise AppError(ErrorCode.INDEX_UNAVAILABLE, f"chunk store lookup failed: {exc!r}") from exc
+        assert isinstance(records, dict)
+        out: list[RankedChunk] = []
+        for rank, f in enumerate(fused, start=first_rank):
+            chunk = records.get(f.chunk_id)
+            if chunk is None:  # deleted between index read and store read
+                continue
+            if not flt.admits(chunk):  # an index leaked a row its filter should have removed: a defect, never shown
+                log.error("index returned chunk %s that the filter does not admit; dropped", f.chunk_id)
+                continue
+            out.append(RankedChunk(chunk=chunk, score=f.score, scores={**f.scores, "fused": f.score},
+                                   ranks={**f.ranks, "fused": rank}))
+        return out
+
+    async def _rerank(self, query: str, chunks: list[RankedChunk]) -> list[RankedChunk] | None:
+        assert self._reranker is not None
+        head = chunks[: self._rerank_candidates]
+        try:
+            scores, _ = await self._call(
+                "rerank", self._rerank_timeout_s, self._reranker.score, query, [passage_text(c.chunk) for c in head]
+            )
+            scores = [float(s) for s in scores]  # type: ignore[attr-defined]
+            if len(scores) != len(head):
+                raise ValueError(f"reranker returned {len(scores)} scores for {len(head)} passages")
+        except Exception:  # noqa: BLE001 - a reranker failure keeps the fused order
+            log.exception("reranker failed; keeping fused order")
+            return None
+        for c, s in zip(head, scores, strict=True):
+            c.scores["rerank"] = s
+            c.score = s
+        head.sort(key=lambda c: (-c.score, c.ranks["fused"]))
+        for rank, c in enumerate(head, start=1):
+            c.ranks["rerank"] = rank
+        return head + chunks[len(head):]
+
+    def close(self) -> None:
+        """Release the worker threads (calls still running past their timeout finish in the background)."""
+        self._pool.shutdown(wait=False, cancel_futures=True)

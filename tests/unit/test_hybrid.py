@@ -1,0 +1,205 @@
+"""HybridRetriever orchestration: parallel retrievers, per-stage timeouts, degradation, rerank, no thread leak."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from app.core.errors import AppError, ErrorCode
+from app.core.settings import RetrievalSettings
+from app.core.types import ChunkRecord, Hit, SearchFilter
+from retrieval.beir import DictChunkStore
+from retrieval.hybrid import HybridRetriever
+from retrieval.null import NullGraphIndex, NullKeywordIndex, NullVectorIndex
+from retrieval.protocols import Retriever
+
+pytestmark = pytest.mark.unit
+
+FLT = SearchFilter(tenant_id="t")
+
+
+def chunk(cid: str, tenant: str = "t") -> ChunkRecord:
+    return ChunkRecord(id=cid, tenant_id=tenant, document_id=f"doc-{cid}", document_version=1, title="", text=cid)
+
+
+STORE = DictChunkStore([chunk(c) for c in "abcdefg"] + [chunk("x", tenant="other")])
+
+
+class FakeIndex:
+    """Returns fixed hits for any query (keyword / graph shape)."""
+
+    def __init__(self, ids: Sequence[str], name: str = "fake") -> None:
+        self.name = name
+        self.ids = list(ids)
+        self.calls = 0
+
+    def search(self, query: str, flt: SearchFilter, k: int) -> list[Hit]:
+        self.calls += 1
+        return [Hit(i, 1.0 / (n + 1)) for n, i in enumerate(self.ids[:k])]
+
+
+class FakeVectorIndex(FakeIndex):
+    dim = 4
+
+    def search(self, vector: np.ndarray, flt: SearchFilter, k: int) -> list[Hit]:  # type: ignore[override]
+        assert vector.shape == (4,)
+        return super().search("", flt, k)
+
+
+class FakeFailingIndex(FakeIndex):
+    def search(self, query: object, flt: SearchFilter, k: int) -> list[Hit]:
+        self.calls += 1
+        raise RuntimeError("engine down")
+
+
+class FakeSlowIndex(FakeIndex):
+    """Blocks until released (or 5 s), like a hung engine."""
+
+    def __init__(self, ids: Sequence[str]) -> None:
+        super().__init__(ids)
+        self.release = threading.Event()
+
+    def search(self, query: object, flt: SearchFilter, k: int) -> list[Hit]:
+        self.calls += 1
+        self.release.wait(5.0)
+        return [Hit(i, 1.0) for i in self.ids]
+
+
+class FakeEmbedder:
+    model_name = "fake"
+    model_version = "1"
+    dim = 4
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return np.ones(4, dtype=np.float32) / 2
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        return np.ones((len(texts), 4), dtype=np.float32) / 2
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split())
+
+
+class FakeReranker:
+    name = "fake-reranker"
+
+    def __init__(self, prefer: str = "", fail: bool = False) -> None:
+        self.prefer = prefer
+        self.fail = fail
+
+    def score(self, query: str, passages: Sequence[str]) -> list[float]:
+        if self.fail:
+            raise RuntimeError("reranker crashed")
+        return [1.0 if p == self.prefer else 0.0 for p in passages]
+
+
+def make(keyword=None, vector=None, graph=None, reranker=None, **kw) -> HybridRetriever:  # type: ignore[no-untyped-def]
+    settings = RetrievalSettings(timeout_s=kw.pop("timeout_s", 2.0), rrf_k=kw.pop("rrf_k", 60))
+    return HybridRetriever(
+        keyword or NullKeywordIndex(), vector or NullVectorIndex(4), graph or NullGraphIndex(), FakeEmbedder(), STORE,
+        settings, reranker, **kw,
+    )
+
+
+def run(r: HybridRetriever, top_k: int = 5):  # type: ignore[no-untyped-def]
+    return asyncio.run(r.retrieve("q", FLT, top_k))
+
+
+def test_is_a_retriever_and_fuses_all_three_with_per_stage_scores_and_timings() -> None:
+    r = make(FakeIndex(["a", "b"]), FakeVectorIndex(["b", "c"]), FakeIndex(["b", "d"]))
+    assert isinstance(r, Retriever)
+    res = run(r)
+    assert [c.chunk.id for c in res.chunks][0] == "b"
+    assert {c.chunk.id for c in res.chunks} == {"a", "b", "c", "d"}
+    b = res.chunks[0]
+    assert b.ranks == {"keyword": 2, "vector": 1, "graph": 1, "fused": 1}
+    assert set(b.scores) == {"keyword", "vector", "graph", "fused"}
+    assert res.degraded == []
+    assert {"keyword", "vector", "graph", "fuse", "total"} <= set(res.timings_ms)
+    r.close()
+
+
+def test_weights_come_from_settings() -> None:
+    settings = RetrievalSettings(weight_keyword=0.0, weight_vector=1.0, weight_graph=0.0)
+    r = HybridRetriever(
+        FakeIndex(["a", "b"]), FakeVectorIndex(["c"]), NullGraphIndex(), FakeEmbedder(), STORE, settings
+    )
+    assert run(r).chunks[0].chunk.id == "c"
+    r.close()
+
+
+def test_failing_retriever_is_skipped_and_named() -> None:
+    r = make(FakeFailingIndex([]), FakeVectorIndex(["c", "a"]))
+    res = run(r)
+    assert res.degraded == ["keyword"]
+    assert [c.chunk.id for c in res.chunks] == ["c", "a"]
+    r.close()
+
+
+def test_slow_retriever_past_its_timeout_is_skipped_and_query_still_answers() -> None:
+    slow = FakeSlowIndex(["a"])
+    r = make(FakeIndex(["b"]), graph=slow, timeouts_s={"graph": 0.05})
+    res = run(r)
+    assert res.degraded == ["graph"]
+    assert [c.chunk.id for c in res.chunks] == ["b"]
+    slow.release.set()
+    r.close()
+
+
+def test_stuck_stage_is_not_resubmitted_past_max_abandoned() -> None:
+    slow = FakeSlowIndex(["a"])
+    r = make(FakeIndex(["b"]), graph=slow, timeouts_s={"graph": 0.02}, max_workers=3, max_abandoned=1)
+    for _ in range(4):
+        assert run(r).degraded == ["graph"]
+    assert slow.calls == 1  # later queries skipped the stuck stage instead of queueing more hung calls
+    assert sum(t.name.startswith("kbqa-retrieve") for t in threading.enumerate()) <= 3
+    slow.release.set()
+    r.close()
+
+
+def test_all_failing_raises_index_unavailable() -> None:
+    r = make(FakeFailingIndex([]), FakeFailingIndex([]), FakeFailingIndex([]))
+    with pytest.raises(AppError) as err:
+        run(r)
+    assert err.value.code is ErrorCode.INDEX_UNAVAILABLE
+    assert sorted(err.value.details["degraded"]) == ["graph", "keyword", "vector"]
+    r.close()
+
+
+def test_null_retrievers_do_not_count_as_working() -> None:
+    r = make(FakeFailingIndex([]))  # vector and graph are disabled
+    with pytest.raises(AppError):
+        run(r)
+    r.close()
+
+
+def test_empty_result_is_not_an_error() -> None:
+    r = make(FakeIndex([]))
+    res = run(r)
+    assert res.chunks == [] and res.degraded == []
+    r.close()
+
+
+def test_rerank_reorders_and_failure_keeps_fused_order() -> None:
+    r = make(FakeIndex(["a", "b", "c"]), reranker=FakeReranker(prefer="c"))
+    res = run(r)
+    assert [c.chunk.id for c in res.chunks][0] == "c"
+    assert res.chunks[0].ranks["fused"] == 3 and res.chunks[0].ranks["rerank"] == 1
+    assert "rerank" in res.timings_ms
+    r.close()
+    r = make(FakeIndex(["a", "b", "c"]), reranker=FakeReranker(fail=True))
+    res = run(r)
+    assert res.degraded == ["rerank"]
+    assert [c.chunk.id for c in res.chunks] == ["a", "b", "c"]
+    r.close()
+
+
+def test_top_k_truncates_and_unknown_or_foreign_ids_are_dropped() -> None:
+    r = make(FakeIndex(["zz-deleted", "x", "a", "b", "c"]))
+    res = run(r, top_k=2)
+    assert [c.chunk.id for c in res.chunks] == ["a", "b"]
+    r.close()
