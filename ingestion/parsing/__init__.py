@@ -15,7 +15,8 @@ from ingestion.parsing.model import ParsedDocument, markdown_table
 __all__ = ["ParsedDocument", "decode_text", "detect_type", "markdown_table", "parse_file"]
 
 
-def parse_file(path: Path, *, filename: str | None = None, timeout_s: float = 120, memory_mb: int = 2048
-               ) -> ParsedDocument:
+def parse_file(
+    path: Path, *, filename: str | None = None, timeout_s: float = 120, memory_mb: int = 2048
+) -> ParsedDocument:
     """Parse ``path`` in a child process. ``filename`` (the uploaded name) only breaks ties in type detection."""
     return run_isolated(DEFAULT_TARGET, Path(path), filename=filename, timeout_s=timeout_s, memory_mb=memory_mb)

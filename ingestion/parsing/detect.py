@@ -45,9 +45,23 @@ MIME: dict[str, str] = {
     "encrypted": "application/x-encrypted-office",
 }
 _EXT_ALIASES = {
-    "htm": "html", "xhtml": "html", "markdown": "md", "text": "txt", "log": "txt", "xlsm": "xlsx", "docm": "docx",
-    "pptm": "pptx", "ndjson": "json", "jsonl": "json", "nxml": "xml", "rst": "txt", "org": "txt", "adoc": "txt",
-    "asciidoc": "txt", "vtt": "txt", "srt": "txt",
+    "htm": "html",
+    "xhtml": "html",
+    "markdown": "md",
+    "text": "txt",
+    "log": "txt",
+    "xlsm": "xlsx",
+    "docm": "docx",
+    "pptm": "pptx",
+    "ndjson": "json",
+    "jsonl": "json",
+    "nxml": "xml",
+    "rst": "txt",
+    "org": "txt",
+    "adoc": "txt",
+    "asciidoc": "txt",
+    "vtt": "txt",
+    "srt": "txt",
 }
 _TEXT_EXTS = {"txt", "md", "html", "xml", "json", "csv", "tsv", "eml", "rtf"}
 _EML_HEADERS = re.compile(
@@ -55,7 +69,9 @@ _EML_HEADERS = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 _HTML_TAG = re.compile(rb"<(!doctype html|html|head|body|div|p|table|h[1-6]|ul|ol|span|a|br|meta|title)[\s>/]", re.I)
-_NON_LATIN = re.compile(r"[\u0370-\u03ff\u0400-\u04ff\u0590-\u06ff\u0e00-\u0e7f\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]")
+_NON_LATIN = re.compile(
+    r"[\u0370-\u03ff\u0400-\u04ff\u0590-\u06ff\u0e00-\u0e7f\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]"
+)
 
 
 def _ext(filename: str | None) -> str:
@@ -99,8 +115,12 @@ def _ole_type(data: bytes, ext: str) -> str:
         return "msg"
     if "EncryptedPackage" in streams:
         return "encrypted"
-    for stream, doc_type in (("WordDocument", "doc"), ("Workbook", "xls"), ("Book", "xls"),
-                             ("PowerPoint Document", "ppt")):
+    for stream, doc_type in (
+        ("WordDocument", "doc"),
+        ("Workbook", "xls"),
+        ("Book", "xls"),
+        ("PowerPoint Document", "ppt"),
+    ):
         if stream in streams:
             return doc_type
     return ext if ext in ("doc", "xls", "ppt", "msg") else "binary"
@@ -195,7 +215,7 @@ def decode_text(data: bytes) -> tuple[str, str]:
     scripts, then cp1252 and finally latin-1 (which never fails)."""
     for bom, enc in _BOMS:
         if data.startswith(bom):
-            return data[_BOM_LEN[enc]:].decode(enc.replace("-sig", ""), errors="replace"), enc
+            return data[_BOM_LEN[enc] :].decode(enc.replace("-sig", ""), errors="replace"), enc
     utf16 = _utf16_without_bom(data[:4096])
     if utf16:
         return data.decode(utf16, errors="replace"), utf16

@@ -11,11 +11,11 @@ from ingestion.parsing.model import ElementBuilder, ParsedDocument, parse_failed
 
 _LEGACY = {
     "doc": "legacy Word .doc format is not supported (no offline converter such as LibreOffice is installed): "
-           "save it as .docx",
+    "save it as .docx",
     "xls": "legacy Excel .xls format is not supported (no offline converter such as LibreOffice is installed): "
-           "save it as .xlsx",
+    "save it as .xlsx",
     "ppt": "legacy PowerPoint .ppt format is not supported (no offline converter such as LibreOffice is "
-           "installed): save it as .pptx",
+    "installed): save it as .pptx",
 }
 
 
@@ -23,16 +23,22 @@ def _html(data: bytes) -> ParsedDocument:
     text, encoding = decode_text(data)
     builder = ElementBuilder()
     title = markup.html_into(text, builder)
-    return ParsedDocument(title=title or builder.first_title(), mime_type=MIME["html"], doc_type="html",
-                          elements=builder.elements, encoding=encoding)
+    return ParsedDocument(
+        title=title or builder.first_title(),
+        mime_type=MIME["html"],
+        doc_type="html",
+        elements=builder.elements,
+        encoding=encoding,
+    )
 
 
 def _markdown(data: bytes) -> ParsedDocument:
     text, encoding = decode_text(data)
     builder = ElementBuilder()
     markup.markdown_into(text, builder)
-    return ParsedDocument(title=builder.first_title(), mime_type=MIME["md"], doc_type="md",
-                          elements=builder.elements, encoding=encoding)
+    return ParsedDocument(
+        title=builder.first_title(), mime_type=MIME["md"], doc_type="md", elements=builder.elements, encoding=encoding
+    )
 
 
 _BY_BYTES: dict[str, Callable[[bytes], ParsedDocument]] = {

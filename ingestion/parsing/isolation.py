@@ -22,8 +22,13 @@ log = logging.getLogger(__name__)
 
 DEFAULT_TARGET = "ingestion.parsing.dispatch:parse_in_process"
 _REPO_ROOT = Path(__file__).resolve().parents[2]
-_SIGNAL_NAMES = {signal.SIGSEGV: "segmentation fault", signal.SIGBUS: "bus error", signal.SIGABRT: "aborted",
-                 signal.SIGILL: "illegal instruction", signal.SIGFPE: "arithmetic error"}
+_SIGNAL_NAMES = {
+    signal.SIGSEGV: "segmentation fault",
+    signal.SIGBUS: "bus error",
+    signal.SIGABRT: "aborted",
+    signal.SIGILL: "illegal instruction",
+    signal.SIGFPE: "arithmetic error",
+}
 
 
 def _child_env() -> dict[str, str]:
@@ -61,11 +66,26 @@ def run_isolated(target: str, path: Path, *, filename: str | None, timeout_s: fl
     with tempfile.TemporaryDirectory(prefix="kbqa-parse-") as tmp:
         out = Path(tmp) / "result.pickle"
         err_path = Path(tmp) / "stderr.txt"
-        cmd = [sys.executable, "-m", "ingestion.parsing.child", target, str(Path(path).resolve()), filename or "", str(out),
-               str(memory_mb)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "ingestion.parsing.child",
+            target,
+            str(Path(path).resolve()),
+            filename or "",
+            str(out),
+            str(memory_mb),
+        ]
         with open(err_path, "wb") as err:
-            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
-                                    env=_child_env(), cwd=tmp, start_new_session=True)
+            proc = subprocess.Popen(
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+                env=_child_env(),
+                cwd=tmp,
+                start_new_session=True,
+            )
             try:
                 code = proc.wait(timeout=timeout_s)
             except subprocess.TimeoutExpired:

@@ -9,8 +9,32 @@ from ingestion.parsing.model import ElementBuilder
 
 _SKIP = {"script", "style", "noscript", "template", "svg", "head", "iframe", "object", "button", "select", "canvas"}
 _BLOCK = {
-    "p", "div", "section", "article", "ul", "ol", "dl", "dt", "dd", "blockquote", "header", "footer", "main", "nav",
-    "aside", "figure", "figcaption", "form", "hr", "address", "body", "html", "tr", "center", "details", "summary",
+    "p",
+    "div",
+    "section",
+    "article",
+    "ul",
+    "ol",
+    "dl",
+    "dt",
+    "dd",
+    "blockquote",
+    "header",
+    "footer",
+    "main",
+    "nav",
+    "aside",
+    "figure",
+    "figcaption",
+    "form",
+    "hr",
+    "address",
+    "body",
+    "html",
+    "tr",
+    "center",
+    "details",
+    "summary",
 }
 _HEADING = re.compile(r"^h([1-6])$")
 

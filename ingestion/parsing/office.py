@@ -7,8 +7,8 @@ import re
 import zipfile
 from typing import Any
 
-from ingestion.parsing.model import MAX_TABLE_ROWS, ElementBuilder, ParsedDocument, parse_failed
 from ingestion.parsing.detect import MIME
+from ingestion.parsing.model import MAX_TABLE_ROWS, ElementBuilder, ParsedDocument, parse_failed
 
 _HEADING_STYLE = re.compile(r"^heading\s*(\d)", re.I)
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
@@ -32,8 +32,10 @@ def _xml_fallback(zf: zipfile.ZipFile, prefix: str, doc_type: str, label: str, r
     from lxml import etree
 
     builder = ElementBuilder()
-    parts = sorted((n for n in zf.namelist() if n.startswith(prefix) and n.endswith(".xml")),
-                   key=lambda n: [int(d) if d.isdigit() else d for d in re.split(r"(\d+)", n)])
+    parts = sorted(
+        (n for n in zf.namelist() if n.startswith(prefix) and n.endswith(".xml")),
+        key=lambda n: [int(d) if d.isdigit() else d for d in re.split(r"(\d+)", n)],
+    )
     for name in parts:
         try:
             root = etree.fromstring(zf.read(name))
@@ -43,8 +45,13 @@ def _xml_fallback(zf: zipfile.ZipFile, prefix: str, doc_type: str, label: str, r
             builder.add("text", "".join(t.text or "" for t in p.iter("{*}t")))
     if not builder.elements:
         raise parse_failed(f"corrupt {label}: {reason}")
-    return ParsedDocument(title="", mime_type=MIME[doc_type], doc_type=doc_type, elements=builder.elements,
-                          warnings=[f"{label} read as plain text only ({reason})"])
+    return ParsedDocument(
+        title="",
+        mime_type=MIME[doc_type],
+        doc_type=doc_type,
+        elements=builder.elements,
+        warnings=[f"{label} read as plain text only ({reason})"],
+    )
 
 
 def _short(exc: Exception) -> str:
@@ -102,8 +109,12 @@ def parse_docx(data: bytes) -> ParsedDocument:
             elif "list" in style.lower() or child.find(f"{_W}pPr/{_W}numPr") is not None:
                 builder.add("list_item", para.text, page=page)
             else:
-                builder.add("code" if "code" in style.lower() else "text", para.text, page=page,
-                            keep_layout="code" in style.lower())
+                builder.add(
+                    "code" if "code" in style.lower() else "text",
+                    para.text,
+                    page=page,
+                    keep_layout="code" in style.lower(),
+                )
             if page is not None:
                 page += inside
         elif child.tag == f"{_W}tbl":
@@ -111,8 +122,13 @@ def parse_docx(data: bytes) -> ParsedDocument:
             rows = [[cell.text for cell in _dedup(row.cells)] for row in table.rows]
             builder.table(rows, page=page)
     props = document.core_properties
-    return ParsedDocument(title=(props.title or "").strip() or builder.first_title(), mime_type=MIME["docx"],
-                          doc_type="docx", elements=builder.elements, page_count=page)
+    return ParsedDocument(
+        title=(props.title or "").strip() or builder.first_title(),
+        mime_type=MIME["docx"],
+        doc_type="docx",
+        elements=builder.elements,
+        page_count=page,
+    )
 
 
 def _dedup(cells: Any) -> list[Any]:
@@ -165,8 +181,14 @@ def parse_pptx(data: bytes) -> ParsedDocument:
             if notes:
                 builder.add("text", f"Speaker notes: {notes}", page=number)
     props = deck.core_properties
-    return ParsedDocument(title=(props.title or "").strip() or builder.first_title(), mime_type=MIME["pptx"],
-                          doc_type="pptx", elements=builder.elements, page_count=len(deck.slides), warnings=warnings)
+    return ParsedDocument(
+        title=(props.title or "").strip() or builder.first_title(),
+        mime_type=MIME["pptx"],
+        doc_type="pptx",
+        elements=builder.elements,
+        page_count=len(deck.slides),
+        warnings=warnings,
+    )
 
 
 def parse_xlsx(data: bytes) -> ParsedDocument:
@@ -191,5 +213,10 @@ def parse_xlsx(data: bytes) -> ParsedDocument:
                 break
         builder.table(rows)
     book.close()
-    return ParsedDocument(title=builder.first_title(), mime_type=MIME["xlsx"], doc_type="xlsx",
-                          elements=builder.elements, warnings=warnings)
+    return ParsedDocument(
+        title=builder.first_title(),
+        mime_type=MIME["xlsx"],
+        doc_type="xlsx",
+        elements=builder.elements,
+        warnings=warnings,
+    )

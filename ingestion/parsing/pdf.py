@@ -91,10 +91,8 @@ def _page_lines(page: Any, number: int, with_tables: bool) -> tuple[list[_Line],
 def _join(parts: list[str]) -> str:
     out = ""
     for part in parts:
-        if out.endswith("-") and part[:1].islower():
-            out = out[:-1] + part
-        else:
-            out = f"{out} {part}" if out else part
+        dehyphenate = out.endswith("-") and part[:1].islower()
+        out = out[:-1] + part if dehyphenate else (f"{out} {part}" if out else part)
     return out
 
 
@@ -127,16 +125,26 @@ def _emit(lines: list[_Line], builder: ElementBuilder) -> None:
             continue
         if _is_heading(ln, body):
             flush()
-            if prev is not None and prev.text and _is_heading(prev, body) and prev.page == ln.page \
-                    and abs(prev.size - ln.size) < 0.5 and ln.top - prev.bottom < ln.size:
+            if (
+                prev is not None
+                and prev.text
+                and _is_heading(prev, body)
+                and prev.page == ln.page
+                and abs(prev.size - ln.size) < 0.5
+                and ln.top - prev.bottom < ln.size
+            ):
                 _extend_last_title(builder, ln.text)
             else:
                 builder.title(ln.text, level_of.get(round(ln.size * 2) / 2, 4), page=ln.page)
             prev = ln
             continue
         height = max(ln.bottom - ln.top, 1.0)
-        new_para = prev is None or prev.page != ln.page or ln.top - prev.bottom > 0.8 * height \
+        new_para = (
+            prev is None
+            or prev.page != ln.page
+            or ln.top - prev.bottom > 0.8 * height
             or abs(ln.size - prev.size) > 0.6
+        )
         if new_para:
             flush()
             para_page = ln.page
@@ -146,8 +154,12 @@ def _emit(lines: list[_Line], builder: ElementBuilder) -> None:
 
 
 def _is_heading(ln: _Line, body: float) -> bool:
-    return (body > 0 and ln.size >= body * _HEADING_RATIO and len(ln.text) <= _MAX_HEADING_CHARS
-            and sum(c.isalpha() for c in ln.text) >= 2)
+    return (
+        body > 0
+        and ln.size >= body * _HEADING_RATIO
+        and len(ln.text) <= _MAX_HEADING_CHARS
+        and sum(c.isalpha() for c in ln.text) >= 2
+    )
 
 
 def _extend_last_title(builder: ElementBuilder, more: str) -> None:
@@ -193,5 +205,11 @@ def parse_pdf(data: bytes) -> ParsedDocument:
     builder = ElementBuilder()
     _emit(lines, builder)
     title = str((pdf.metadata or {}).get("Title") or "").strip() or builder.first_title()
-    return ParsedDocument(title=title, mime_type="application/pdf", doc_type="pdf", elements=builder.elements,
-                          page_count=page_count or total, warnings=warnings)
+    return ParsedDocument(
+        title=title,
+        mime_type="application/pdf",
+        doc_type="pdf",
+        elements=builder.elements,
+        page_count=page_count or total,
+        warnings=warnings,
+    )

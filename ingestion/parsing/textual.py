@@ -28,8 +28,13 @@ def parse_text(data: bytes, doc_type: str = "txt") -> ParsedDocument:
     if doc_type == "xml":
         text = _xml_text(data) or text
     text_into(text, builder)
-    return ParsedDocument(title="", mime_type=MIME.get(doc_type, "text/plain"), doc_type=doc_type,
-                          elements=builder.elements, encoding=encoding)
+    return ParsedDocument(
+        title="",
+        mime_type=MIME.get(doc_type, "text/plain"),
+        doc_type=doc_type,
+        elements=builder.elements,
+        encoding=encoding,
+    )
 
 
 def _xml_text(data: bytes) -> str:
@@ -64,8 +69,14 @@ def parse_csv(data: bytes, doc_type: str = "csv") -> ParsedDocument:
         warnings.append(f"CSV is malformed after row {len(rows)} ({exc})")
     builder = ElementBuilder()
     builder.table(rows)
-    return ParsedDocument(title="", mime_type=MIME[doc_type], doc_type=doc_type, elements=builder.elements,
-                          encoding=encoding, warnings=warnings)
+    return ParsedDocument(
+        title="",
+        mime_type=MIME[doc_type],
+        doc_type=doc_type,
+        elements=builder.elements,
+        encoding=encoding,
+        warnings=warnings,
+    )
 
 
 def parse_eml(data: bytes) -> ParsedDocument:
@@ -104,8 +115,9 @@ def parse_eml(data: bytes) -> ParsedDocument:
     if attachments:
         builder.add("text", "Attachments: " + ", ".join(attachments))
     warnings = [f"{len(attachments)} attachment(s) not parsed"] if attachments else []
-    return ParsedDocument(title=subject, mime_type=MIME["eml"], doc_type="eml", elements=builder.elements,
-                          warnings=warnings)
+    return ParsedDocument(
+        title=subject, mime_type=MIME["eml"], doc_type="eml", elements=builder.elements, warnings=warnings
+    )
 
 
 def parse_msg(path: Path) -> ParsedDocument:
@@ -140,5 +152,6 @@ def parse_with_pandoc(path: Path, doc_type: str) -> ParsedDocument:
         raise parse_failed(f"corrupt {doc_type.upper()}: {first}") from None
     builder = ElementBuilder()
     title = html_into(html, builder)
-    return ParsedDocument(title=title or builder.first_title(), mime_type=MIME[doc_type], doc_type=doc_type,
-                          elements=builder.elements)
+    return ParsedDocument(
+        title=title or builder.first_title(), mime_type=MIME[doc_type], doc_type=doc_type, elements=builder.elements
+    )
