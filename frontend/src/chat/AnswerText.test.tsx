@@ -1,0 +1,63 @@
+import { render, screen } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { describe, expect, it, vi } from "vitest";
+import type { Citation } from "../api/types";
+import { AnswerText } from "./AnswerText";
+
+const cite = (n: number, chunk_id: string, supported = true): Citation => ({
+  n,
+  chunk_id,
+  document_id: "d",
+  title: `Doc ${n}`,
+  section: "S",
+  page_start: 1,
+  page_end: 2,
+  sentence: "s",
+  supported,
+});
+
+describe("AnswerText citation chips", () => {
+  it("turns known [n] markers into chips and leaves unknown ones as text", () => {
+    render(
+      <AnswerText
+        turn={{ answer: "A [1] then B [2][7].", citations: [cite(1, "c1"), cite(2, "c2", false)], sources: [] }}
+        onOpenCitation={() => {}}
+      />,
+    );
+    expect(screen.getByRole("button", { name: "Citation 1: Doc 1" })).toHaveTextContent("[1]");
+    const unsupported = screen.getByRole("button", { name: /Citation 2: Doc 2 \(not supported/ });
+    expect(unsupported).toHaveClass("chip-unsupported");
+    expect(screen.queryByRole("button", { name: /Citation 7/ })).toBeNull();
+    expect(screen.getByText(/\[7\]\./)).toBeInTheDocument();
+  });
+
+  it("resolves chips from sources before citations arrive and opens the chunk", async () => {
+    const onOpen = vi.fn();
+    render(
+      <AnswerText
+        turn={{
+          answer: "Streaming [3]",
+          citations: [],
+          sources: [
+            {
+              n: 3,
+              chunk_id: "c3",
+              document_id: "d",
+              title: "Guide",
+              section_path: [],
+              page_start: null,
+              page_end: null,
+              score: 1,
+              text: "",
+            },
+          ],
+        }}
+        onOpenCitation={onOpen}
+      />,
+    );
+    const chip = screen.getByRole("button", { name: "Citation 3: Guide" });
+    chip.focus();
+    await userEvent.keyboard("{Enter}");
+    expect(onOpen).toHaveBeenCalledWith("c3");
+  });
+});
