@@ -19,7 +19,7 @@ import sys
 import tempfile
 import zipfile
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from html.parser import HTMLParser
 from pathlib import Path
 from xml.sax.saxutils import escape
@@ -29,7 +29,7 @@ from markdown_it import MarkdownIt
 KB_DIR = Path(__file__).resolve().parents[1] / "demo" / "kb"
 SRC_DIR = KB_DIR / "src"
 AUTHOR = "Kestrel Devices Support"
-FIXED_DATE = datetime(2026, 1, 15, 9, 0, 0)
+FIXED_DATE = datetime(2026, 1, 15, 9, 0, 0, tzinfo=UTC)
 ZIP_DATE = (2026, 1, 15, 9, 0, 0)
 
 # Source stem -> output format. Each source becomes exactly one shipped file.
@@ -220,8 +220,16 @@ def write_pdf(blocks: list[Block], path: Path) -> None:
         canvas.setFont("Helvetica", 8)
         canvas.drawString(doc.leftMargin, 12 * mm, f"Kestrel Devices - {title} - Page {doc.page}")
 
-    doc = KbDoc(str(path), pagesize=LETTER, title=title, author=AUTHOR, subject=title, creator=AUTHOR,
-                invariant=1, bottomMargin=22 * mm)
+    doc = KbDoc(
+        str(path),
+        pagesize=LETTER,
+        title=title,
+        author=AUTHOR,
+        subject=title,
+        creator=AUTHOR,
+        invariant=1,
+        bottomMargin=22 * mm,
+    )
     story: list = []
     for block in blocks:
         if isinstance(block, Heading):
@@ -237,11 +245,13 @@ def write_pdf(blocks: list[Block], path: Path) -> None:
             data = [[Paragraph(f"<b>{escape(c)}</b>", cell) for c in block.header]]
             data += [[Paragraph(escape(c), cell) for c in row] for row in block.rows]
             table = PdfTable(data, colWidths=_column_widths(block, doc.width), repeatRows=1, hAlign="LEFT")
-            table.setStyle([
-                ("GRID", (0, 0), (-1, -1), 0.5, colors.grey),
-                ("BACKGROUND", (0, 0), (-1, 0), colors.HexColor("#dde6ee")),
-                ("VALIGN", (0, 0), (-1, -1), "TOP"),
-            ])
+            table.setStyle(
+                [
+                    ("GRID", (0, 0), (-1, -1), 0.5, colors.grey),
+                    ("BACKGROUND", (0, 0), (-1, 0), colors.HexColor("#dde6ee")),
+                    ("VALIGN", (0, 0), (-1, -1), "TOP"),
+                ]
+            )
             story += [Spacer(1, 2 * mm), table, Spacer(1, 4 * mm)]
     doc.build(story, onFirstPage=footer, onLaterPages=footer)
 
@@ -325,8 +335,11 @@ def _verify(path: Path, blocks: list[Block]) -> list[str]:
 
         doc = Document(str(path))
         found = {(p.style.name, p.text) for p in doc.paragraphs}
-        errors += [f"{path.name}: no 'Heading {h.level}' paragraph {h.text!r}" for h in heads
-                   if (f"Heading {h.level}", h.text) not in found]
+        errors += [
+            f"{path.name}: no 'Heading {h.level}' paragraph {h.text!r}"
+            for h in heads
+            if (f"Heading {h.level}", h.text) not in found
+        ]
         if len(doc.tables) != n_tables:
             errors.append(f"{path.name}: {len(doc.tables)} tables, expected {n_tables}")
     else:
