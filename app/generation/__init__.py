@@ -1,0 +1,1 @@
+"""Answer layer: prompt assembly, LLM backends, citations, answerability and the streaming answer pipeline."""

@@ -1,0 +1,173 @@
+"""Composition root: builds every component from settings and wires the FastAPI application."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Request, Response
+from fastapi.staticfiles import StaticFiles
+
+from app.api.errors import error_response, install_error_handlers
+from app.api.metrics import Metrics
+from app.api.quotas import QuotaLimiter
+from app.api.routes import admin, ask, conversations, documents, health, openai_compat, search
+from app.core.db.session import Database
+from app.core.errors import AppError, ErrorCode
+from app.core.logging import configure_logging, request_context
+from app.core.settings import Settings
+
+log = logging.getLogger(__name__)
+
+FRONTEND_DIST = Path(__file__).resolve().parent.parent / "frontend" / "dist"
+
+
+@dataclass
+class Container:
+    settings: Settings
+    db: Database
+    embedder: Any
+    indexes: Any
+    chunk_store: Any
+    retriever: Any
+    answers: Any
+    ingest: Any
+    dispatcher: Any
+    limiter: QuotaLimiter
+    metrics: Metrics = field(default_factory=Metrics)
+    warmed: bool = False
+    versions: dict[str, str] = field(default_factory=dict)
+    _stop: threading.Event = field(default_factory=threading.Event)
+
+    def warm_up(self) -> None:
+        self.embedder.embed_query("warm up")
+        self.warmed = True
+
+    def start_sweeper(self, interval_s: float = 5.0) -> threading.Thread:
+        def loop() -> None:
+            while not self._stop.wait(interval_s):
+                try:
+                    self.ingest.sweep()
+                except Exception:  # noqa: BLE001 - keep sweeping
+                    log.warning("ingest sweep failed", exc_info=True)
+
+        thread = threading.Thread(target=loop, name="kbqa-sweeper", daemon=True)
+        thread.start()
+        return thread
+
+    def close(self) -> None:
+        self._stop.set()
+        shutdown = getattr(self.dispatcher, "shutdown", None)
+        if shutdown:
+            shutdown()
+        self.indexes.close()
+        self.db.dispose()
+
+
+def build_container(settings: Settings) -> Container:
+    from app.core.db.chunk_store import DbChunkStore
+    from app.generation.backends import ExtractiveBackend, build_llm
+    from app.generation.pipeline import AnswerPipeline
+    from app.generation.prompt import PROMPT_TEMPLATE_VERSION
+    from ingestion.chunking import CHUNKER_VERSION
+    from ingestion.executors import CeleryDispatcher, InlineDispatcher
+    from ingestion.runtime import build_ingest_runtime
+    from ingestion.service import IngestService
+    from retrieval.hybrid import HybridRetriever
+    from retrieval.rerank import build_reranker
+
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    runtime = build_ingest_runtime(settings)
+    db, embedder, indexes = runtime.db, runtime.embedder, runtime.indexes
+    store = DbChunkStore(db)
+    retriever = HybridRetriever(
+        keyword=indexes.keyword, vector=indexes.vector, graph=indexes.graph, embedder=embedder, store=store,
+        settings=settings.retrieval, reranker=build_reranker(settings.retrieval),
+    )
+    llm = build_llm(settings.generation)
+    versions = {
+        "chunker": CHUNKER_VERSION,
+        "embedder": f"{embedder.model_name}@{embedder.model_version}",
+        "prompt_template": PROMPT_TEMPLATE_VERSION,
+        "model": f"{llm.name}:{llm.model}",
+    }
+    answers = AnswerPipeline(
+        retriever=retriever, llm=llm, fallback=ExtractiveBackend(embedder=embedder), embedder=embedder,
+        settings=settings.generation, versions=versions,
+    )
+    dispatcher: Any
+    if settings.ingestion.executor == "celery":
+        dispatcher = CeleryDispatcher(settings)
+    else:
+        dispatcher = InlineDispatcher(runtime.pipeline.run)
+    ingest = IngestService(settings=settings, db=db, dispatcher=dispatcher, indexes=indexes)
+    limiter = QuotaLimiter(requests_per_minute=settings.api.requests_per_minute,
+                           tokens_per_minute=settings.api.tokens_per_minute, redis_url=settings.redis_url)
+    return Container(settings=settings, db=db, embedder=embedder, indexes=indexes, chunk_store=store,
+                     retriever=retriever, answers=answers, ingest=ingest, dispatcher=dispatcher, limiter=limiter,
+                     versions=versions)
+
+
+def create_app(settings: Settings | None = None, *, container: Container | None = None,
+               sweeper: bool = True) -> FastAPI:
+    settings = settings or (container.settings if container else Settings())
+    configure_logging(settings.log_level)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        own = app.state.container is None
+        if own:
+            app.state.container = build_container(settings)
+        c: Container = app.state.container
+        c.warm_up()
+        if sweeper:
+            c.start_sweeper()
+        log.info("kbqa ready", extra={"versions": c.versions})
+        yield
+        if own:
+            c.close()
+        else:
+            c._stop.set()
+
+    app = FastAPI(
+        title="kbqa",
+        version="0.1.0",
+        description="Enterprise knowledge-base question answering: cited, streamed answers over your documents.",
+        lifespan=lifespan,
+    )
+    app.state.container = container
+    install_error_handlers(app)
+
+    @app.middleware("http")
+    async def request_id_and_metrics(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        rid = request.headers.get("x-request-id") or uuid.uuid4().hex
+        request.state.request_id = rid
+        started = time.perf_counter()
+        with request_context(request_id=rid):
+            try:
+                response = await call_next(request)
+            except AppError as exc:
+                response = error_response(exc)
+            except Exception:  # noqa: BLE001
+                log.exception("unhandled error")
+                response = error_response(AppError(ErrorCode.INTERNAL, "internal error"))
+        response.headers["X-Request-ID"] = rid
+        c = app.state.container
+        route = request.scope.get("route")
+        if c is not None:
+            c.metrics.requests.labels(request.method, getattr(route, "path", "unmatched"),
+                                      str(response.status_code)).observe(time.perf_counter() - started)
+        return response
+
+    for module in (health, ask, search, documents, conversations, admin, openai_compat):
+        app.include_router(module.router)
+    if FRONTEND_DIST.is_dir():
+        app.mount("/", StaticFiles(directory=FRONTEND_DIST, html=True), name="frontend")
+    return app

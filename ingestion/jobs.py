@@ -1,0 +1,127 @@
+"""Job state in the database: queued > parsing > chunking > embedding > indexing > indexed | failed(reason).
+
+Each stage records status, progress (0..1), start, finish and duration. The document row mirrors the job's status so
+listings need no join.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from app.core.db import repositories as repo
+from app.core.db.models import Document, IngestionJob, utcnow
+from app.core.db.session import Database
+
+
+class JobTracker:
+    """Writes one job's stage transitions, each in its own short transaction (so progress is visible at once)."""
+
+    def __init__(self, db: Database, job_id: str) -> None:
+        self.db = db
+        self.job_id = job_id
+        self.timings_ms: dict[str, float] = {}
+
+    def _update(self, fn: Any) -> None:
+        with self.db.session() as s:
+            job = s.get(IngestionJob, self.job_id)
+            if job is None:
+                return
+            doc = s.get(Document, job.document_id)
+            fn(job, doc)
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[StageHandle]:
+        started = time.perf_counter()
+        now = utcnow().isoformat()
+
+        def begin(job: IngestionJob, doc: Document | None) -> None:
+            stages = dict(job.stages or {})
+            stages[name] = {"status": "running", "progress": 0.0, "started_at": now}
+            job.stages = stages
+            job.status = name
+            if doc is not None:
+                doc.status = name
+
+        self._update(begin)
+        handle = StageHandle(self, name)
+        try:
+            yield handle
+        except BaseException:
+            self._finish_stage(name, started, "failed")
+            raise
+        self._finish_stage(name, started, "done")
+
+    def _finish_stage(self, name: str, started: float, status: str) -> None:
+        duration = (time.perf_counter() - started) * 1000
+        self.timings_ms[name] = duration
+
+        def end(job: IngestionJob, _doc: Document | None) -> None:
+            stages = dict(job.stages or {})
+            entry = dict(stages.get(name, {}))
+            entry.update(status=status, finished_at=utcnow().isoformat(), duration_ms=round(duration, 1))
+            if status == "done":
+                entry["progress"] = 1.0
+            stages[name] = entry
+            job.stages = stages
+
+        self._update(end)
+
+    def progress(self, name: str, fraction: float) -> None:
+        def set_progress(job: IngestionJob, _doc: Document | None) -> None:
+            stages = dict(job.stages or {})
+            entry = dict(stages.get(name, {}))
+            entry["progress"] = round(max(0.0, min(1.0, fraction)), 3)
+            stages[name] = entry
+            job.stages = stages
+
+        self._update(set_progress)
+
+    def succeed(self, **doc_fields: Any) -> None:
+        def done(job: IngestionJob, doc: Document | None) -> None:
+            job.status = "indexed"
+            job.failure_reason = None
+            job.finished_at = utcnow()
+            job.lease_owner = None
+            job.lease_expires_at = None
+            if doc is not None:
+                doc.status = "indexed"
+                doc.failure_reason = None
+                for k, v in doc_fields.items():
+                    setattr(doc, k, v)
+
+        self._update(done)
+
+    def fail(self, reason: str) -> None:
+        mark_failed(self.db, self.job_id, reason)
+
+
+class StageHandle:
+    def __init__(self, tracker: JobTracker, name: str) -> None:
+        self._tracker = tracker
+        self._name = name
+        self._last = 0.0
+
+    def progress(self, fraction: float) -> None:
+        """Report progress; writes are throttled to steps of at least 10%."""
+        if fraction - self._last >= 0.1 or fraction >= 1.0:
+            self._last = fraction
+            self._tracker.progress(self._name, fraction)
+
+
+def mark_failed(db: Database, job_id: str, reason: str) -> None:
+    with db.session() as s:
+        job = s.get(IngestionJob, job_id)
+        if job is None:
+            return
+        job.status = "failed"
+        job.failure_reason = reason
+        job.finished_at = utcnow()
+        job.lease_owner = None
+        job.lease_expires_at = None
+        doc = s.get(Document, job.document_id)
+        if doc is not None and repo.latest_job(session=s, document_id=doc.id) is job:
+            doc.status = "failed"
+            doc.failure_reason = reason

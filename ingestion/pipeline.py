@@ -1,0 +1,192 @@
+"""The ingest pipeline: parse > chunk > embed > index, for one job. The same code runs in-process (embedded mode) and
+inside a Celery task (distributed mode).
+
+Failure policy: a file the parsers reject (``AppError(PARSE_FAILED)``) fails at once with the parser's reason; any
+other error fails the job with a readable one-line reason (exception type and message, never a traceback). A worker
+that dies mid-job leaves the lease to expire; the sweeper re-dispatches it until ``max_attempts``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from app.core.db import repositories as repo
+from app.core.db.models import Document, IngestionJob
+from app.core.db.session import Database
+from app.core.errors import AppError, ErrorCode
+from app.core.settings import Settings
+from app.core.types import ChunkRecord
+from ingestion.jobs import JobTracker
+from retrieval.protocols import Embedder, GraphIndex, KeywordIndex, VectorIndex
+
+log = logging.getLogger(__name__)
+
+
+class EntityExtractorLike:  # pragma: no cover - structural type only
+    def extract(self, texts: Sequence[str]) -> list[list[str]]: ...
+
+
+@dataclass
+class Indexes:
+    keyword: KeywordIndex
+    vector: VectorIndex
+    graph: GraphIndex
+    lock_path: Path
+
+    _thread_lock = threading.Lock()
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """One writer at a time across threads and processes (an flock on a file in the index directory)."""
+        self.lock_path.parent.mkdir(parents=True, exist_ok=True)
+        with self._thread_lock, open(self.lock_path, "a+") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def upsert(self, document_id: str, chunks: Sequence[ChunkRecord], vectors: np.ndarray,
+               entities: Sequence[Sequence[str]]) -> None:
+        with self.writing():
+            self.keyword.upsert_document(document_id, chunks)
+            self.vector.upsert_document(document_id, chunks, vectors)
+            self.graph.upsert_document(document_id, chunks, entities)
+
+    def delete(self, document_id: str) -> None:
+        with self.writing():
+            self.keyword.delete_document(document_id)
+            self.vector.delete_document(document_id)
+            self.graph.delete_document(document_id)
+
+    def close(self) -> None:
+        for idx in (self.keyword, self.vector, self.graph):
+            try:
+                idx.close()
+            except Exception:  # noqa: BLE001 - closing is best effort
+                log.warning("closing %s failed", getattr(idx, "name", idx), exc_info=True)
+
+
+def readable_reason(exc: BaseException) -> str:
+    if isinstance(exc, AppError):
+        return exc.message
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"internal error ({type(exc).__name__}){': ' + text[:300] if text else ''}"
+
+
+class IngestPipeline:
+    def __init__(
+        self, *, settings: Settings, db: Database, indexes: Indexes, embedder: Embedder,
+        extractor: EntityExtractorLike,
+    ) -> None:
+        self.settings = settings
+        self.db = db
+        self.indexes = indexes
+        self.embedder = embedder
+        self.extractor = extractor
+
+    def run(self, job_id: str, *, owner: str | None = None) -> str:
+        """Run one job to a terminal state (or leave it for retry if this process could not take its lease).
+        Returns the job status afterwards."""
+        owner = owner or f"{os.uname().nodename}:{os.getpid()}:{threading.get_ident()}"
+        cfg = self.settings.ingestion
+        with self.db.session() as s:
+            job = repo.claim_job(session=s, job_id=job_id, owner=owner, lease_s=cfg.lease_s,
+                                 max_attempts=cfg.max_attempts)
+            if job is None:
+                return self._status(job_id)
+            document_id = job.document_id
+        tracker = JobTracker(self.db, job_id)
+        try:
+            self._process(tracker, document_id)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a readable reason
+            reason = readable_reason(exc)
+            log.warning("ingest job %s failed: %s", job_id, reason, exc_info=not isinstance(exc, AppError))
+            tracker.fail(reason)
+        return self._status(job_id)
+
+    def _status(self, job_id: str) -> str:
+        with self.db.session() as s:
+            job = s.get(IngestionJob, job_id)
+            return job.status if job else "missing"
+
+    def _process(self, tracker: JobTracker, document_id: str) -> None:
+        from ingestion.chunking import CHUNKER_VERSION, chunk_elements
+        from ingestion.parsing import parse_file
+
+        cfg = self.settings.ingestion
+        with self.db.session() as s:
+            doc = s.get(Document, document_id)
+            if doc is None:
+                raise AppError(ErrorCode.NOT_FOUND, "document was deleted before it could be indexed")
+            path, filename = Path(doc.storage_path), doc.filename
+            tenant_id, version = doc.tenant_id, doc.version
+            acl, tags, created_at = tuple(doc.acl_groups or ()), tuple(doc.tags or ()), doc.created_at
+
+        with tracker.stage("parsing"):
+            if not path.exists():
+                raise AppError(ErrorCode.PARSE_FAILED, "the uploaded file is missing from storage")
+            parsed = parse_file(path, filename=filename, timeout_s=cfg.parse_timeout_s, memory_mb=cfg.parse_memory_mb)
+        title = (parsed.title or "").strip() or Path(filename).stem
+
+        with tracker.stage("chunking"):
+            drafts = chunk_elements(
+                parsed.elements,
+                count_tokens=self.embedder.count_tokens,
+                target_tokens=cfg.chunk_target_tokens,
+                overlap_tokens=cfg.chunk_overlap_tokens,
+                table_max_tokens=cfg.table_max_tokens,
+            )
+            if not drafts:
+                raise AppError(ErrorCode.PARSE_FAILED, "no text could be extracted from the document")
+            chunks = [
+                ChunkRecord(
+                    id=ChunkRecord.make_id(tenant_id, document_id, version, d.order, d.text),
+                    tenant_id=tenant_id, document_id=document_id, document_version=version, title=title,
+                    text=d.text, section_path=tuple(d.section_path), page_start=d.page_start, page_end=d.page_end,
+                    order=d.order, element_types=tuple(d.element_types), token_count=d.token_count,
+                    chunker_version=CHUNKER_VERSION, acl_groups=acl, doc_type=parsed.doc_type, tags=tags,
+                    created_at=created_at,
+                )
+                for d in drafts
+            ]
+
+        with tracker.stage("embedding") as stage:
+            vectors = self._embed([c.text for c in chunks], stage.progress)
+
+        with tracker.stage("indexing"):
+            entities = self.extractor.extract([c.text for c in chunks])
+            with self.db.session() as s:
+                doc = s.get(Document, document_id)
+                if doc is None:
+                    raise AppError(ErrorCode.NOT_FOUND, "document was deleted while it was being indexed")
+                self.indexes.upsert(document_id, chunks, vectors, entities)
+                repo.replace_chunks(session=s, document=doc, chunks=chunks,
+                                    embedder_version=self.embedder.model_version)
+                doc.title = title
+                doc.mime_type = parsed.mime_type
+                doc.doc_type = parsed.doc_type
+                doc.page_count = parsed.page_count
+                doc.chunker_version = CHUNKER_VERSION
+                doc.embedder_version = f"{self.embedder.model_name}@{self.embedder.model_version}"
+        tracker.succeed()
+
+    def _embed(self, texts: list[str], progress: object) -> np.ndarray:
+        batch = self.settings.embedding.batch_size
+        parts: list[np.ndarray] = []
+        started = time.perf_counter()
+        for i in range(0, len(texts), batch):
+            parts.append(self.embedder.embed_documents(texts[i : i + batch]))
+            progress(min(1.0, (i + batch) / len(texts)))  # type: ignore[operator]
+        log.debug("embedded %d chunks in %.2fs", len(texts), time.perf_counter() - started)
+        return np.vstack(parts).astype(np.float32) if parts else np.zeros((0, self.embedder.dim), np.float32)

@@ -1,0 +1,211 @@
+"""Accepting documents: store the bytes, create or version the document row, create a job, dispatch it.
+
+Durability: the job row is committed with ``dispatched=False`` before the broker is asked (an outbox). If the broker
+is down the upload is still accepted; :meth:`IngestService.sweep` dispatches it once the broker is back, and also
+re-dispatches jobs whose worker died (expired lease) until their attempts are used up.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import logging
+import os
+import re
+import tempfile
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from app.core.db import repositories as repo
+from app.core.db.models import Document, IngestionJob, utcnow
+from app.core.db.session import Database
+from app.core.errors import AppError, ErrorCode
+from app.core.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+class Dispatcher(Protocol):
+    """Hands a job id to whatever runs the pipeline. Raises if the job could not be handed over (broker down)."""
+
+    def dispatch(self, job_id: str) -> None: ...
+
+
+class IndexRemover(Protocol):
+    def delete(self, document_id: str) -> None: ...
+
+
+_UNSAFE = re.compile(r"[^\w.\- ()\[\]+,@]+", re.UNICODE)
+
+
+def sanitize_filename(name: str | None) -> str:
+    """A display-safe file name: no directories, no control characters, bounded length."""
+    base = os.path.basename((name or "").replace("\\", "/")).strip()
+    base = unicodedata.normalize("NFC", base)
+    base = "".join(ch for ch in base if unicodedata.category(ch)[0] != "C")
+    base = _UNSAFE.sub("_", base).strip(" .") or "upload"
+    if len(base) > 200:
+        stem, dot, ext = base.rpartition(".")
+        base = (stem[: 200 - len(ext) - 1] + dot + ext) if dot and len(ext) <= 10 else base[:200]
+    return base
+
+
+@dataclass
+class Submitted:
+    document: Document
+    duplicate: bool
+
+
+class IngestService:
+    def __init__(self, *, settings: Settings, db: Database, dispatcher: Dispatcher, indexes: IndexRemover) -> None:
+        self.settings = settings
+        self.db = db
+        self.dispatcher = dispatcher
+        self.indexes = indexes
+
+    # --- write paths ------------------------------------------------------------------------------------------------
+
+    def submit(
+        self, *, tenant_id: str, filename: str | None, data: bytes, acl_groups: list[str] | None = None,
+        tags: list[str] | None = None, api_key_id: str | None = None,
+    ) -> Submitted:
+        limit = self.settings.ingestion.max_upload_bytes
+        if len(data) > limit:
+            raise AppError(ErrorCode.PAYLOAD_TOO_LARGE, f"file is larger than the {limit // (1024 * 1024)} MB limit",
+                           details={"limit_bytes": limit, "size_bytes": len(data)})
+        name = sanitize_filename(filename)
+        digest = hashlib.sha256(data).hexdigest()
+        with self.db.session() as s:
+            same = repo.get_document_by_hash(session=s, tenant_id=tenant_id, content_hash=digest)
+            if same is not None:
+                return Submitted(document=same, duplicate=True)
+            path = self._store(tenant_id, digest, data)
+            doc = repo.get_document_by_filename(session=s, tenant_id=tenant_id, filename=name)
+            if doc is not None:
+                doc.version += 1
+                doc.content_hash = digest
+                doc.storage_path = str(path)
+                doc.size_bytes = len(data)
+                doc.status = "queued"
+                doc.failure_reason = None
+                if acl_groups is not None:
+                    doc.acl_groups = acl_groups
+                if tags is not None:
+                    doc.tags = tags
+            else:
+                doc = repo.create_document(
+                    session=s, tenant_id=tenant_id, filename=name, title=Path(name).stem, content_hash=digest,
+                    storage_path=str(path), size_bytes=len(data), version=1, status="queued",
+                    acl_groups=acl_groups or [], tags=tags or [],
+                )
+            job = repo.create_job(session=s, document=doc)
+            repo.audit(session=s, tenant_id=tenant_id, api_key_id=api_key_id, action="document.upload",
+                       target=doc.id, detail={"filename": name, "version": doc.version, "bytes": len(data)})
+            job_id = job.id
+        self._dispatch(job_id)
+        with self.db.session() as s:
+            return Submitted(document=repo.get_document(session=s, tenant_id=tenant_id, document_id=doc.id),
+                             duplicate=False)
+
+    def reindex(self, *, tenant_id: str, document_id: str, api_key_id: str | None = None) -> Document:
+        with self.db.session() as s:
+            doc = repo.get_document(session=s, tenant_id=tenant_id, document_id=document_id)
+            current = repo.latest_job(session=s, document_id=doc.id)
+            if current is not None and current.status not in ("indexed", "failed"):
+                raise AppError(ErrorCode.CONFLICT, "the document is already being indexed")
+            doc.status = "queued"
+            doc.failure_reason = None
+            job = repo.create_job(session=s, document=doc)
+            repo.audit(session=s, tenant_id=tenant_id, api_key_id=api_key_id, action="document.reindex",
+                       target=doc.id)
+            job_id = job.id
+        self._dispatch(job_id)
+        with self.db.session() as s:
+            return repo.get_document(session=s, tenant_id=tenant_id, document_id=document_id)
+
+    def delete(self, *, tenant_id: str, document_id: str, api_key_id: str | None = None) -> None:
+        with self.db.session() as s:
+            doc = repo.get_document(session=s, tenant_id=tenant_id, document_id=document_id)
+            storage = doc.storage_path
+            self.indexes.delete(doc.id)
+            repo.delete_document(session=s, document=doc)
+            repo.audit(session=s, tenant_id=tenant_id, api_key_id=api_key_id, action="document.delete",
+                       target=document_id)
+            others = s.query(Document).filter(Document.storage_path == storage, Document.id != document_id).count()
+        if storage and not others:
+            Path(storage).unlink(missing_ok=True)
+
+    # --- durability -------------------------------------------------------------------------------------------------
+
+    def sweep(self) -> int:
+        """Dispatch undispatched jobs (outbox) and jobs whose lease expired; fail those out of attempts.
+        Returns how many jobs were dispatched."""
+        max_attempts = self.settings.ingestion.max_attempts
+        to_dispatch: list[str] = []
+        with self.db.session() as s:
+            for job in repo.list_stale_jobs(session=s):
+                if job.attempts >= max_attempts:
+                    reason = f"gave up after {job.attempts} attempts: the worker stopped before finishing"
+                    if job.failure_reason:
+                        reason += f" (last error: {job.failure_reason})"
+                    job.status, job.failure_reason, job.finished_at = "failed", reason, utcnow()
+                    doc = s.get(Document, job.document_id)
+                    if doc is not None:
+                        doc.status, doc.failure_reason = "failed", reason
+                    continue
+                to_dispatch.append(job.id)
+        sent = 0
+        for job_id in to_dispatch:
+            try:
+                self._dispatch(job_id, raise_errors=True)
+                sent += 1
+            except Exception:  # noqa: BLE001 - broker still down: try again next sweep
+                log.info("broker still unavailable; job %s stays in the outbox", job_id)
+                break
+        return sent
+
+    def _dispatch(self, job_id: str, *, raise_errors: bool = False) -> None:
+        with self.db.session() as s:
+            job = s.get(IngestionJob, job_id)
+            if job is not None:
+                # Push the lease forward so the sweeper does not re-send while the task waits in the queue.
+                job.lease_expires_at = utcnow() + _queue_grace(self.settings)
+        try:
+            self.dispatcher.dispatch(job_id)
+        except Exception as exc:
+            log.warning("could not dispatch ingest job %s (%s); it stays in the outbox", job_id, exc)
+            with self.db.session() as s:
+                job = s.get(IngestionJob, job_id)
+                if job is not None:
+                    job.dispatched = False
+                    job.lease_expires_at = None
+            if raise_errors:
+                raise
+            return
+        with self.db.session() as s:
+            job = s.get(IngestionJob, job_id)
+            if job is not None:
+                job.dispatched = True
+
+    def _store(self, tenant_id: str, digest: str, data: bytes) -> Path:
+        folder = self.settings.upload_dir / _safe_segment(tenant_id) / digest[:2]
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / digest
+        if not path.exists():
+            with tempfile.NamedTemporaryFile(dir=folder, delete=False) as tmp:
+                tmp.write(data)
+            os.replace(tmp.name, path)
+        return path.resolve()
+
+
+def _safe_segment(value: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", value)[:64] or "_"
+
+
+def _queue_grace(settings: Settings) -> dt.timedelta:
+    return dt.timedelta(seconds=settings.ingestion.lease_s)
+
+
+__all__ = ["Dispatcher", "IngestService", "Submitted", "sanitize_filename"]

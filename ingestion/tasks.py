@@ -1,0 +1,51 @@
+"""Celery tasks: thin wrappers around the pipeline. Task names come from an enum."""
+
+from __future__ import annotations
+
+import enum
+import logging
+import os
+from typing import Any
+
+from celery import shared_task
+from celery.signals import worker_process_init, worker_process_shutdown
+
+from app.core.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+class TaskName(str, enum.Enum):
+    INGEST_DOCUMENT = "kbqa.ingest_document"
+
+
+_runtime: Any = None
+
+
+def _get_runtime() -> Any:
+    global _runtime
+    if _runtime is None:
+        from ingestion.runtime import build_ingest_runtime
+
+        _runtime = build_ingest_runtime(Settings())
+    return _runtime
+
+
+@worker_process_init.connect
+def _init_worker(**_: Any) -> None:
+    _get_runtime()
+
+
+@worker_process_shutdown.connect
+def _close_worker(**_: Any) -> None:
+    if _runtime is not None:
+        _runtime.close()
+
+
+@shared_task(name=TaskName.INGEST_DOCUMENT.value, acks_late=True, reject_on_worker_lost=True)
+def ingest_document(job_id: str) -> str:
+    runtime = _get_runtime()
+    owner = f"celery:{os.uname().nodename}:{os.getpid()}"
+    status = runtime.pipeline.run(job_id, owner=owner)
+    log.info("ingest job %s -> %s", job_id, status)
+    return str(status)
