@@ -1,0 +1,184 @@
+"""The answer pipeline: rewrite -> retrieve -> answerability -> prompt -> stream (breaker, fallback) -> citations.
+
+Event order: ``meta``, (``degraded``), ``sources``, ``token``..., (``degraded`` llm_fallback before fallback tokens),
+``citations``, ``done``. An error yields ``error`` then ``done``; ``done`` is always last.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from contextlib import aclosing
+from collections.abc import AsyncIterator
+from typing import Any
+
+from app.core.errors import AppError, ErrorCode
+from app.core.settings import GenerationSettings
+from app.core.types import SearchFilter
+from app.generation import answerability
+from app.generation.backends.base import LLMBackend
+from app.generation.backends.extractive import ExtractiveBackend
+from app.generation.citations import CitationStream, check_support
+from app.generation.events import Citations, Degraded, Done, Error, Event, Meta, Sources, Token
+from app.generation.prompt import PROMPT_TEMPLATE_VERSION, REFUSAL_TEXT, Prompt, build_prompt, source_dict
+from app.generation.resilience import CircuitBreaker, guarded_stream
+from app.generation.rewrite import rewrite_query
+from retrieval.protocols import Embedder, Retriever
+
+log = logging.getLogger(__name__)
+
+REFUSAL_SOURCES = 3
+
+
+class AnswerPipeline:
+    def __init__(
+        self,
+        retriever: Retriever,
+        llm: LLMBackend,
+        fallback: ExtractiveBackend,
+        embedder: Embedder | None,
+        settings: GenerationSettings,
+        versions: dict[str, str],
+        *,
+        breaker: CircuitBreaker | None = None,
+        retries: int = 1,
+        rewrite_with_llm: bool = True,
+    ) -> None:
+        self.retriever = retriever
+        self.llm = llm
+        self.fallback = fallback
+        self.embedder = embedder
+        self.settings = settings
+        self.versions = {**versions, "prompt_template": PROMPT_TEMPLATE_VERSION, "model": llm.model}
+        self.breaker = breaker or CircuitBreaker()
+        self.retries = retries
+        self.rewrite_with_llm = rewrite_with_llm and llm.name != "extractive"
+
+    async def run(
+        self,
+        question: str,
+        *,
+        flt: SearchFilter,
+        history: list[dict[str, str]],
+        request_id: str,
+        conversation_id: str,
+        message_id: str,
+        top_k: int,
+    ) -> AsyncIterator[Event]:
+        t0 = time.perf_counter()
+        timings: dict[str, float] = {}
+        state: dict[str, Any] = {"answer": "", "prompt_tokens": 0, "refused": False, "degraded": False}
+
+        def mark(name: str) -> None:
+            timings[name] = round((time.perf_counter() - t0) * 1000, 2)
+
+        yield Meta(request_id, conversation_id, message_id, dict(self.versions))
+        try:
+            async with aclosing(self._answer(question, flt, history, top_k, state, mark)) as events:
+                async for event in events:
+                    yield event
+        except AppError as exc:
+            yield Error(exc.code.value, exc.message)
+        except Exception as exc:  # noqa: BLE001 - the stream must end with error + done, not a broken connection
+            log.exception("answer pipeline failed")
+            yield Error(ErrorCode.INTERNAL.value, f"internal error: {type(exc).__name__}")
+        mark("total")
+        completion = await asyncio.to_thread(self.llm.count_tokens, state["answer"]) if state["answer"] else 0
+        yield Done(
+            usage={"prompt_tokens": state["prompt_tokens"], "completion_tokens": completion},
+            timings_ms=timings, refused=state["refused"], degraded=state["degraded"], answer=state["answer"],
+        )
+
+    async def _answer(self, question, flt, history, top_k, state, mark) -> AsyncIterator[Event]:  # type: ignore[no-untyped-def]
+        use_llm = self.rewrite_with_llm and self.breaker.state.value == "closed"
+        query = await rewrite_query(
+            question, history, llm=self.llm if use_llm else None, count_tokens=self.fallback.count_tokens,
+        )
+        mark("rewrite")
+        result = await self.retriever.retrieve(query, flt, top_k)
+        mark("retrieve")
+        if result.degraded:
+            state["degraded"] = True
+            yield Degraded(list(result.degraded))
+
+        decision = answerability.decide(query, result.chunks)
+        if not decision.answerable:
+            state["refused"] = True
+            nearest = [source_dict(n, rc) for n, rc in enumerate(result.chunks[:REFUSAL_SOURCES], start=1)]
+            yield Sources(nearest)
+            mark("sources")
+            state["answer"] = REFUSAL_TEXT
+            yield Token(REFUSAL_TEXT)
+            yield Citations([])
+            return
+
+        open_breaker = self.breaker.state.value == "open" and self.llm is not self.fallback
+        llm = self.fallback if open_breaker else self.llm
+        prompt = await asyncio.to_thread(self._prompt, llm, query, result.chunks, history)
+        state["prompt_tokens"] = prompt.prompt_tokens
+        sources = prompt.source_dicts()
+        yield Sources(sources)
+        mark("sources")
+
+        cites = CitationStream(range(1, len(sources) + 1))
+        async with aclosing(self._generate(open_breaker, prompt, state)) as pieces:
+            async for piece in pieces:
+                if isinstance(piece, Degraded):
+                    yield piece
+                    continue
+                text = cites.feed(piece)
+                if text:
+                    if "first_token" not in state:
+                        state["first_token"] = True
+                        mark("first_token")
+                    state["answer"] += text
+                    yield Token(text)
+        tail = cites.flush()
+        if tail:
+            state["answer"] += tail
+            yield Token(tail)
+        citations = await asyncio.to_thread(check_support, state["answer"], sources, self.embedder)
+        mark("citations")
+        yield Citations(citations)
+
+    def _prompt(self, llm: LLMBackend, query: str, chunks: list, history: list[dict[str, str]]) -> Prompt:  # type: ignore[type-arg]
+        return build_prompt(
+            query, chunks, count_tokens=llm.count_tokens,
+            context_window=min(self.settings.context_window, llm.context_window),
+            max_new_tokens=self.settings.max_new_tokens, history=history,
+        )
+
+    async def _generate(self, skip_llm: bool, prompt: Prompt, state: dict[str, Any]) -> AsyncIterator[Any]:
+        """Pieces from the LLM through the breaker; before the first piece, failure or a first-token timeout
+        switches to the extractive fallback (a Degraded event is yielded first)."""
+        params = {"max_tokens": self.settings.max_new_tokens, "stop": None, "temperature": self.settings.temperature}
+        llm = self.llm
+        if not skip_llm:
+            stream = guarded_stream(
+                lambda: llm.stream(prompt.messages, **params), self.breaker, retries=self.retries
+            )
+            try:
+                first = await asyncio.wait_for(anext(stream), self.settings.first_token_timeout_s)
+            except StopAsyncIteration:
+                return
+            except (AppError, TimeoutError) as exc:
+                log.warning("LLM unavailable, extractive fallback: %s", exc)
+                if isinstance(exc, TimeoutError):
+                    self.breaker.record_failure()
+                await stream.aclose()
+                if llm is self.fallback:
+                    raise
+            else:
+                try:
+                    yield first
+                    async for piece in stream:
+                        yield piece
+                finally:
+                    await stream.aclose()
+                return
+        state["degraded"] = True
+        yield Degraded(["llm_fallback"])
+        async with aclosing(self.fallback.stream(prompt.messages, **params)) as fallback:
+            async for piece in fallback:
+                yield piece

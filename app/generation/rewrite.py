@@ -1,0 +1,86 @@
+"""Follow-up rewriting: turn "and when did it end?" into a standalone query using the conversation history.
+
+With an LLM the model rewrites it (history bounded by tokens); without one, or when the model fails, a heuristic
+adds the key terms of the previous user question to a question that looks like a follow-up.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+from app.core.errors import AppError
+from app.generation.backends.base import LLMBackend, complete
+from app.generation.text import content_terms, words
+
+_FOLLOW_UP = frozenset(
+    "it its they them their this that these those he she him her his there then such same one ones".split()
+)
+_LEADS = ("and ", "what about", "how about", "also", "but ", "why", "so ")
+
+REWRITE_SYSTEM = (
+    "Rewrite the user's last question as one standalone search question, using the conversation only to resolve "
+    "references (it, they, that...). Output the question only, nothing else."
+)
+
+
+def bounded_history(
+    history: Sequence[dict[str, str]], count_tokens: Callable[[str], int], max_tokens: int
+) -> list[dict[str, str]]:
+    """Newest turns that fit ``max_tokens`` (whole turns), in chronological order."""
+    kept: list[dict[str, str]] = []
+    used = 0
+    for turn in reversed(history):
+        t = count_tokens(turn.get("content", ""))
+        if used + t > max_tokens:
+            break
+        kept.insert(0, turn)
+        used += t
+    return kept
+
+
+def looks_like_follow_up(question: str) -> bool:
+    ws = words(question)
+    q = question.strip().lower()
+    return bool(ws) and (any(w in _FOLLOW_UP for w in ws) or q.startswith(_LEADS) or len(content_terms(question)) < 2)
+
+
+def heuristic_rewrite(question: str, history: Sequence[dict[str, str]]) -> str:
+    if not looks_like_follow_up(question):
+        return question
+    prev = next((t["content"] for t in reversed(history) if t.get("role") == "user"), "")
+    if not prev:
+        return question
+    have = set(content_terms(question))
+    extra = [w for w in re.findall(r"[A-Za-z0-9][\w'-]*", prev) if content_terms(w) and content_terms(w)[0] not in have]
+    seen: list[str] = []
+    for w in extra:
+        if w.lower() not in (s.lower() for s in seen):
+            seen.append(w)
+    return f"{question.strip()} ({' '.join(seen)})" if seen else question
+
+
+async def rewrite_query(
+    question: str,
+    history: Sequence[dict[str, str]],
+    *,
+    llm: LLMBackend | None = None,
+    count_tokens: Callable[[str], int],
+    max_history_tokens: int = 512,
+) -> str:
+    """Standalone version of ``question``; the question itself when there is no history."""
+    if not history:
+        return question
+    turns = bounded_history(history, count_tokens, max_history_tokens)
+    if llm is None or not looks_like_follow_up(question):
+        return heuristic_rewrite(question, turns)
+    convo = "\n".join(f"{t['role']}: {t.get('content', '')}" for t in turns)
+    messages = [
+        {"role": "system", "content": REWRITE_SYSTEM},
+        {"role": "user", "content": f"Conversation:\n{convo}\n\nLast question: {question}\nStandalone question:"},
+    ]
+    try:
+        out = (await complete(llm, messages, max_tokens=64, stop=["\n"], temperature=0.0)).strip()
+    except AppError:
+        out = ""
+    return out if 3 <= len(out) <= 4 * len(question) + 200 else heuristic_rewrite(question, turns)

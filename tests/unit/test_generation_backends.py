@@ -1,0 +1,126 @@
+"""Backends without a model: the extractive backend, the OpenAI-compatible client against a fake HTTP transport, the
+factory."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import httpx
+import pytest
+
+from app.core.errors import AppError, ErrorCode
+from app.core.settings import GenerationSettings
+from app.core.types import ChunkRecord, RankedChunk
+from app.generation.backends import ExtractiveBackend, OpenAICompatBackend, build_llm, complete
+from app.generation.prompt import build_prompt
+
+pytestmark = pytest.mark.unit
+
+
+def chunk(i: int, text: str) -> RankedChunk:
+    return RankedChunk(chunk=ChunkRecord(id=f"c{i}", tenant_id="t", document_id=f"d{i}", document_version=1,
+                                         title=f"Doc {i}", text=text), score=1.0)
+
+
+def messages(question: str, *texts: str) -> list[dict[str, str]]:
+    return build_prompt(question, [chunk(i, t) for i, t in enumerate(texts, 1)], count_tokens=len,
+                        context_window=100_000, max_new_tokens=100).messages
+
+
+@pytest.mark.asyncio
+async def test_extractive_picks_the_answer_sentence_with_citation() -> None:
+    msgs = messages(
+        "When did the oil embargo begin?",
+        "Cats sleep a lot. Dogs bark.",
+        "Prices rose sharply. The oil embargo began in October 1973. It ended in March 1974.",
+    )
+    pieces = [p async for p in ExtractiveBackend(max_sentences=1).stream(msgs, max_tokens=100, stop=None,
+                                                                          temperature=0)]
+    assert len(pieces) > 3  # streamed in small pieces
+    assert "".join(pieces) == "The oil embargo began in October 1973 [2]."
+
+
+@pytest.mark.asyncio
+async def test_extractive_respects_max_tokens_and_stop() -> None:
+    msgs = messages("oil embargo", "The oil embargo began in October 1973 after the war.")
+    short = await complete(ExtractiveBackend(), msgs, max_tokens=2)  # "The " and "oil " are one token each
+    assert short == "The oil "
+    stopped = await complete(ExtractiveBackend(), msgs, max_tokens=100, stop=[" in "])
+    assert stopped == "The oil embargo began"
+
+
+def sse(*pieces: str) -> bytes:
+    lines = [
+        "data: " + json.dumps({"choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]})
+        for p in pieces
+    ]
+    return ("\n\n".join([": ping", 'data: {"choices":[{"delta":{"role":"assistant"}}]}', *lines, "data: [DONE]"])
+            + "\n\n").encode()
+
+
+def backend(handler, **kw) -> OpenAICompatBackend:  # type: ignore[no-untyped-def]
+    return OpenAICompatBackend("http://llm.test/v1", model="m", api_key="k", transport=httpx.MockTransport(handler),
+                               **kw)
+
+
+@pytest.mark.asyncio
+async def test_openai_compat_streams_and_sends_parameters() -> None:
+    seen: dict = {}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen["url"] = str(request.url)
+        seen["auth"] = request.headers.get("authorization")
+        seen["body"] = json.loads(request.content)
+        return httpx.Response(200, content=sse("Hel", "lo [", "1]."), headers={"content-type": "text/event-stream"})
+
+    llm = backend(handler)
+    out = [p async for p in llm.stream([{"role": "user", "content": "hi"}], max_tokens=7, stop=["\n"],
+                                       temperature=0.2)]
+    assert out == ["Hel", "lo [", "1]."]
+    assert seen["url"] == "http://llm.test/v1/chat/completions" and seen["auth"] == "Bearer k"
+    assert seen["body"] | {} == {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True,
+                                 "max_tokens": 7, "temperature": 0.2, "stop": ["\n"]}
+
+
+@pytest.mark.asyncio
+async def test_openai_compat_http_error_is_dependency_unavailable() -> None:
+    llm = backend(lambda r: httpx.Response(503, text="overloaded"))
+    with pytest.raises(AppError) as ei:
+        await complete(llm, [{"role": "user", "content": "hi"}], max_tokens=5)
+    assert ei.value.code is ErrorCode.DEPENDENCY_UNAVAILABLE and "503" in ei.value.message
+
+
+@pytest.mark.asyncio
+async def test_openai_compat_connection_refused() -> None:
+    llm = OpenAICompatBackend("http://127.0.0.1:9/v1", model="m", connect_timeout_s=0.5)
+    with pytest.raises(AppError) as ei:
+        await complete(llm, [{"role": "user", "content": "hi"}], max_tokens=5)
+    assert ei.value.code is ErrorCode.DEPENDENCY_UNAVAILABLE
+
+
+@pytest.mark.asyncio
+async def test_openai_compat_first_token_timeout() -> None:
+    class SlowStream(httpx.AsyncByteStream):
+        async def __aiter__(self):  # type: ignore[no-untyped-def]
+            await asyncio.sleep(5)
+            yield b"data: [DONE]\n\n"
+
+    llm = backend(lambda r: httpx.Response(200, stream=SlowStream()), first_token_timeout_s=0.05)
+    with pytest.raises(AppError, match="first-token timeout"):
+        await complete(llm, [{"role": "user", "content": "hi"}], max_tokens=5)
+
+
+def test_openai_compat_tokenizer_falls_back_to_estimate_and_says_so() -> None:
+    llm = OpenAICompatBackend("http://127.0.0.1:9/v1", model="m")
+    assert llm.count_tokens("one two three four") >= 4
+    assert llm.tokenizer_source == "estimate"
+
+
+def test_factory() -> None:
+    assert isinstance(build_llm(GenerationSettings()), ExtractiveBackend)
+    llm = build_llm(GenerationSettings(backend="vllm", vllm_url="http://x:1/v1", model="q"))
+    assert isinstance(llm, OpenAICompatBackend) and llm.root_url == "http://x:1" and llm.model == "q"
+    with pytest.raises(AppError) as ei:
+        build_llm(GenerationSettings(backend="local", gguf_path="/nonexistent/model.gguf"))
+    assert ei.value.code in (ErrorCode.CONFIGURATION, ErrorCode.MISSING_EXTRA)
