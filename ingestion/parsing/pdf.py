@@ -132,6 +132,9 @@ def _emit(lines: list[_Line], builder: ElementBuilder) -> None:
                 and prev.page == ln.page
                 and abs(prev.size - ln.size) < 0.5
                 and ln.top - prev.bottom < ln.size
+                and builder.elements
+                and builder.elements[-1].kind == "title"
+                and len(builder.elements[-1].text) + len(ln.text) < _MAX_HEADING_CHARS
             ):
                 _extend_last_title(builder, ln.text)
             else:

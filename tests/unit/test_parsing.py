@@ -1,0 +1,160 @@
+"""Parsers keep structure: Markdown tables, heading paths, PDF pages, text encodings, type detection."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from ingestion.parsing import decode_text, detect_type, parse_file
+from ingestion.parsing.dispatch import parse_in_process
+
+pytestmark = pytest.mark.unit
+
+TABLE = [["Region", "Refund window", "Fee"], ["EU", "30 days", "none"], ["US", "14 days", "5 USD"]]
+
+
+def _docx(path: Path) -> Path:
+    docx = pytest.importorskip("docx")
+    doc = docx.Document()
+    doc.add_heading("Returns", level=1)
+    doc.add_paragraph("How returns work.")
+    doc.add_heading("Refunds", level=2)
+    doc.add_heading("Damaged items", level=3)
+    doc.add_paragraph("Send a photo of the damage.")
+    table = doc.add_table(rows=3, cols=3)
+    for r, row in enumerate(TABLE):
+        for c, value in enumerate(row):
+            table.cell(r, c).text = value
+    doc.add_page_break()
+    doc.add_heading("Shipping", level=1)
+    doc.add_paragraph("We ship worldwide.")
+    doc.save(str(path))
+    return path
+
+
+def _pdf(path: Path) -> Path:
+    pytest.importorskip("reportlab")
+    from reportlab.lib import colors
+    from reportlab.lib.pagesizes import A4
+    from reportlab.lib.styles import getSampleStyleSheet
+    from reportlab.platypus import PageBreak, Paragraph, SimpleDocTemplate, Table, TableStyle
+
+    styles = getSampleStyleSheet()
+    grid = Table(TABLE)
+    grid.setStyle(TableStyle([("GRID", (0, 0), (-1, -1), 0.5, colors.black)]))
+    story = [
+        Paragraph("Returns policy", styles["Title"]),
+        Paragraph("Refunds", styles["Heading2"]),
+        Paragraph("Refunds are paid to the original card within five days.", styles["BodyText"]),
+        grid,
+        PageBreak(),
+        Paragraph("Shipping", styles["Heading2"]),
+        Paragraph("Parcels leave the warehouse every weekday.", styles["BodyText"]),
+    ]
+    SimpleDocTemplate(str(path), pagesize=A4).build(story)
+    return path
+
+
+def _table_lines() -> list[str]:
+    return ["| Region | Refund window | Fee |", "|---|---|---|", "| EU | 30 days | none |", "| US | 14 days | 5 USD |"]
+
+
+def test_docx_keeps_heading_paths_tables_and_page_breaks(tmp_path: Path) -> None:
+    doc = parse_in_process(_docx(tmp_path / "policy.docx"))
+    assert doc.doc_type == "docx"
+    tables = [e for e in doc.elements if e.kind == "table"]
+    assert [t.text.splitlines() for t in tables] == [_table_lines()]
+    assert tables[0].section_path == ("Returns", "Refunds", "Damaged items")
+    photo = next(e for e in doc.elements if "photo" in e.text)
+    assert photo.section_path == ("Returns", "Refunds", "Damaged items")
+    ship = next(e for e in doc.elements if "worldwide" in e.text)
+    assert ship.section_path == ("Shipping",)
+    assert (photo.page, ship.page) == (1, 2)
+    assert [e.level for e in doc.elements if e.kind == "title"] == [1, 2, 3, 1]
+
+
+def test_pdf_keeps_pages_headings_and_tables(tmp_path: Path) -> None:
+    doc = parse_in_process(_pdf(tmp_path / "policy.pdf"))
+    assert doc.doc_type == "pdf" and doc.page_count == 2
+    tables = [e for e in doc.elements if e.kind == "table"]
+    assert [t.text.splitlines() for t in tables] == [_table_lines()]
+    assert tables[0].page == 1
+    refunds = next(e for e in doc.elements if "original card" in e.text)
+    assert refunds.page == 1 and refunds.section_path[-1] == "Refunds"
+    ship = next(e for e in doc.elements if "warehouse" in e.text)
+    assert ship.page == 2 and ship.section_path[-1] == "Shipping"
+    assert not any("Region" in e.text for e in doc.elements if e.kind != "table")  # no loose table words
+
+
+def test_markdown_and_html_structure(tmp_path: Path) -> None:
+    md = tmp_path / "a.md"
+    md.write_text("# Guide\n\n## Setup\n\n- step one\n- step two\n\n```sh\nmake run\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n")
+    doc = parse_in_process(md)
+    kinds = [(e.kind, e.section_path) for e in doc.elements if e.kind != "title"]
+    assert kinds == [("list_item", ("Guide", "Setup"))] * 2 + [("code", ("Guide", "Setup")), ("table", ("Guide", "Setup"))]
+    html = tmp_path / "p.html"
+    html.write_text(
+        "<html><head><title>T</title><style>p{}</style><script>var x=1;</script></head><body><h1>Top</h1>"
+        "<h3>Deep</h3><p>Body text.</p><table><tr><th>k</th><th>v</th></tr><tr><td>1</td><td>2</td></tr></table>"
+        "</body></html>"
+    )
+    doc = parse_in_process(html)
+    assert doc.title == "T"
+    assert not any("var x" in e.text or "p{}" in e.text for e in doc.elements)
+    body = next(e for e in doc.elements if e.text == "Body text.")
+    assert body.section_path == ("Top", "Deep")
+    assert next(e for e in doc.elements if e.kind == "table").text == "| k | v |\n|---|---|\n| 1 | 2 |"
+
+
+@pytest.mark.parametrize(
+    ("data", "encoding"),
+    [
+        ("Grüße – “quoted” café".encode("utf-16"), "utf-16-le"),
+        ("Grüße – “quoted” café".encode("cp1252"), "cp1252"),
+        ("Grüße – “quoted” café".encode("utf-8-sig"), "utf-8-sig"),
+        ("Grüße – “quoted” café".encode("utf-32"), "utf-32-le"),
+    ],
+)
+def test_decode_text(data: bytes, encoding: str) -> None:
+    assert decode_text(data) == ("Grüße – “quoted” café", encoding)
+
+
+def test_utf16_text_file_parses(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_bytes("Première ligne.\n\nDeuxième paragraphe.".encode("utf-16"))
+    doc = parse_in_process(path)
+    assert [e.text for e in doc.elements] == ["Première ligne.", "Deuxième paragraphe."]
+    assert doc.encoding == "utf-16-le"
+
+
+def test_detect_type_uses_content_over_extension(tmp_path: Path) -> None:
+    buf = io.BytesIO()
+    pytest.importorskip("docx").Document().save(buf)
+    assert detect_type(buf.getvalue(), "renamed.pdf")[1] == "docx"
+    assert detect_type(b"%PDF-1.4\n...", "x.txt")[1] == "pdf"
+    assert detect_type(b"From: a@b.c\nTo: d@e.f\nSubject: hi\n\nbody", None)[1] == "eml"
+    assert detect_type(b"{\\rtf1\\ansi hello}", None)[1] == "rtf"
+    assert detect_type(b"<!DOCTYPE html><html><body><p>x</p></body></html>", None)[1] == "html"
+    assert detect_type(b"a,b,c\n1,2,3\n4,5,6\n", None)[1] == "csv"
+    assert detect_type(b"\x89PNG\r\n\x1a\n" + b"\x00" * 32, "scan.png")[0] == "image/png"
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "reason"),
+    [
+        ("empty.txt", b"  \n", "file is empty"),
+        ("scan.png", b"\x89PNG\r\n\x1a\n" + b"\x00" * 64, "unsupported file type: image/png (images need OCR"),
+        ("broken.docx", b"PK\x03\x04 not really a zip", "corrupt DOCX: not a valid zip archive"),
+    ],
+)
+def test_clear_failure_reasons(tmp_path: Path, name: str, data: bytes, reason: str) -> None:
+    from app.core.errors import AppError, ErrorCode
+
+    path = tmp_path / name
+    path.write_bytes(data)
+    with pytest.raises(AppError) as err:
+        parse_file(path, timeout_s=60)
+    assert err.value.code == ErrorCode.PARSE_FAILED
+    assert err.value.message.startswith(reason)

@@ -1,0 +1,74 @@
+"""The parser child process may crash, hang or blow its memory: the caller gets PARSE_FAILED, never a dead worker.
+
+The fake parsers below are loaded *by the child process* through ``run_isolated``'s target argument.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from app.core.errors import AppError, ErrorCode
+from ingestion.parsing import parse_file
+from ingestion.parsing.isolation import run_isolated
+from ingestion.parsing.model import ParsedDocument
+
+pytestmark = pytest.mark.unit
+HERE = "tests.unit.test_parsing_isolation"
+
+
+def fake_segfault_parser(path: Path, filename: str | None) -> ParsedDocument:
+    os.kill(os.getpid(), signal.SIGSEGV)
+    raise AssertionError("unreachable")
+
+
+def fake_hanging_parser(path: Path, filename: str | None) -> ParsedDocument:
+    while True:
+        time.sleep(0.05)
+
+
+def fake_greedy_parser(path: Path, filename: str | None) -> ParsedDocument:
+    hoard = [bytearray(64 * 1024 * 1024) for _ in range(64)]  # 4 GiB, over the 512 MB limit below
+    raise AssertionError(f"allocated {len(hoard)} blocks")
+
+
+def fake_buggy_parser(path: Path, filename: str | None) -> ParsedDocument:
+    raise KeyError("word/document.xml")
+
+
+def _failure(target: str, tmp_path: Path, timeout_s: float = 60, memory_mb: int = 512) -> str:
+    path = tmp_path / "input.bin"
+    path.write_bytes(b"anything")
+    with pytest.raises(AppError) as err:
+        run_isolated(f"{HERE}:{target}", path, filename="input.bin", timeout_s=timeout_s, memory_mb=memory_mb)
+    assert err.value.code == ErrorCode.PARSE_FAILED
+    assert "Traceback" not in err.value.message
+    return err.value.message
+
+
+def test_segfault_in_parser_becomes_parse_failed(tmp_path: Path) -> None:
+    assert _failure("fake_segfault_parser", tmp_path) == "parser crashed (segmentation fault)"
+
+
+def test_hanging_parser_is_killed_after_timeout(tmp_path: Path) -> None:
+    assert _failure("fake_hanging_parser", tmp_path, timeout_s=3) == "parser timed out after 3 s"
+
+
+def test_memory_limit_is_enforced(tmp_path: Path) -> None:
+    assert _failure("fake_greedy_parser", tmp_path) == "parser ran out of memory (limit 512 MB)"
+
+
+def test_unexpected_exception_is_a_one_line_reason(tmp_path: Path) -> None:
+    assert _failure("fake_buggy_parser", tmp_path) == "parser error (KeyError: 'word/document.xml')"
+
+
+def test_worker_survives_and_parses_after_a_crash(tmp_path: Path) -> None:
+    _failure("fake_segfault_parser", tmp_path)
+    good = tmp_path / "ok.md"
+    good.write_text("# Title\n\nStill alive.\n")
+    doc = parse_file(good, timeout_s=60)
+    assert [e.text for e in doc.elements] == ["Title", "Still alive."]
