@@ -59,6 +59,12 @@ def test_kb_has_at_least_15_files_in_all_four_formats() -> None:
     assert counts[".docx"] >= 4 and counts[".pdf"] >= 4, counts
 
 
+def test_documents_are_support_article_sized() -> None:
+    for path in _kb_files():
+        words = len(builder.extract_text(path).split())
+        assert 250 <= words <= 1300, (path.name, words)
+
+
 def test_every_generated_file_has_a_source_and_no_shipped_twin() -> None:
     for stem, fmt in builder.TARGETS.items():
         assert (KB / "src" / f"{stem}.md").is_file(), stem
