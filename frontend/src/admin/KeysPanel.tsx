@@ -1,12 +1,10 @@
 import { useCallback, useEffect, useState } from "react";
 import { createKey, errorMessage, listKeys, revokeKey } from "../api/client";
 import type { ApiKey, CreatedKey, Role } from "../api/types";
+import { formatTime as when } from "../ui/format";
 
 const ROLES: Role[] = ["agent", "editor", "admin"];
 
-function when(ts: string | null): string {
-  return ts ? new Date(ts).toLocaleString() : "never";
-}
 
 /** API keys: create (the secret is shown once), revoke, last use. */
 export function KeysPanel() {

@@ -70,7 +70,10 @@ async function send(method: string, path: string, body?: unknown, init: RequestI
   const res = await fetch(API_BASE + path, { ...init, method, headers, body: payload, credentials: "same-origin" });
   if (!res.ok) {
     const err = await errorFrom(res);
-    if (res.status === 401 && path !== "/auth/me" && path !== "/auth/session") onUnauthorized?.();
+    if (res.status === 401 && path !== "/auth/me" && path !== "/auth/session") {
+      setHint(false);
+      onUnauthorized?.();
+    }
     throw err;
   }
   return res;
@@ -84,21 +87,46 @@ async function json<T>(method: string, path: string, body?: unknown): Promise<T>
 }
 
 // --- auth ---------------------------------------------------------------------------------------------------------
+// A non-secret hint that this browser signed in before, so a fresh visit shows the login screen without
+// probing /auth/me (which would answer 401 and log a console error).
+const SESSION_HINT = "kbqa.signedIn";
+
+function setHint(on: boolean): void {
+  try {
+    if (on) localStorage.setItem(SESSION_HINT, "1");
+    else localStorage.removeItem(SESSION_HINT);
+  } catch {
+    // storage unavailable: always probe
+  }
+}
+
+function hasHint(): boolean {
+  try {
+    return localStorage.getItem(SESSION_HINT) !== null;
+  } catch {
+    return true;
+  }
+}
 
 export async function login(apiKey: string): Promise<Session> {
   const session = await json<Session>("POST", "/auth/session", { api_key: apiKey });
   setCsrfToken(session.csrf_token);
+  setHint(true);
   return session;
 }
 
 /** The current session, or null when there is none (401). */
 export async function currentSession(): Promise<Session | null> {
+  if (!hasHint()) return null;
   try {
     const session = await json<Session>("GET", "/auth/me");
     setCsrfToken(session.csrf_token);
     return session;
   } catch (err) {
-    if (err instanceof ApiError && err.status === 401) return null;
+    if (err instanceof ApiError && err.status === 401) {
+      setHint(false);
+      return null;
+    }
     throw err;
   }
 }
@@ -108,6 +136,7 @@ export async function logout(): Promise<void> {
     await send("DELETE", "/auth/session");
   } finally {
     setCsrfToken(null);
+    setHint(false);
   }
 }
 

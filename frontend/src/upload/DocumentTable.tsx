@@ -1,5 +1,6 @@
 import { useState } from "react";
 import { DOC_STATUSES, type DocumentSummary } from "../api/types";
+import { formatTime } from "../ui/format";
 
 interface Props {
   documents: DocumentSummary[];
@@ -66,7 +67,7 @@ export function DocumentTable({ documents, status, query, onFilter, onDelete, on
               <td>{d.version}</td>
               <td>{d.chunk_count}</td>
               <td>{formatBytes(d.size_bytes)}</td>
-              <td>{new Date(d.updated_at).toLocaleString()}</td>
+              <td>{formatTime(d.updated_at)}</td>
               <td className="actions">
                 {d.status === "failed" && (
                   <button type="button" onClick={() => onRetry(d.id)} aria-label={`Retry ${d.filename}`}>
