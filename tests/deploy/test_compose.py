@@ -27,9 +27,7 @@ def compose() -> dict[str, Any]:
 
 def active_services(compose: dict[str, Any], profile: str) -> dict[str, Any]:
     return {
-        name: svc
-        for name, svc in compose["services"].items()
-        if not svc.get("profiles") or profile in svc["profiles"]
+        name: svc for name, svc in compose["services"].items() if not svc.get("profiles") or profile in svc["profiles"]
     }
 
 

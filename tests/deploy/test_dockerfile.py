@@ -73,6 +73,9 @@ def test_runtime_is_non_root_slim_and_healthy(instructions: list[dict[str, Any]]
     assert values(runtime, "EXPOSE") == ["8000"]
     env = " ".join(values(runtime, "ENV"))
     assert "HF_HUB_OFFLINE=1" in env and "KBQA_DATA_DIR=/data" in env
+    # app/cli.py and app/main.py find alembic.ini, migrations/ and frontend/dist beside the package directory.
+    assert "PYTHONPATH=/app" in env
+    assert any("alembic.ini" in run and "frontend/dist/index.html" in run for run in values(runtime, "RUN"))
 
 
 def test_dockerignore_keeps_context_small_but_complete() -> None:
