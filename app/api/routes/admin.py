@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request
+from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
 
@@ -48,7 +49,7 @@ def create_key(body: KeyCreate, request: Request, principal: Principal = Depends
                                           acl_groups=body.acl_groups)
         repo.audit(session=s, tenant_id=principal.tenant_id, api_key_id=principal.key_id, action="key.create",
                    target=row.id, detail={"name": body.name, "role": body.role.value})
-        return JSONResponse({**key_json(row), "key": secret}, status_code=201, headers={"Cache-Control": "no-store"})
+        return JSONResponse(jsonable_encoder({**key_json(row), "key": secret}), status_code=201, headers={"Cache-Control": "no-store"})
 
 
 @router.delete("/keys/{key_id}", status_code=204, summary="Revoke an API key")

@@ -1,0 +1,69 @@
+# kbqa — make help lists the targets.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export DO_NOT_TRACK := 1
+export TOKENIZERS_PARALLELISM := false
+KBQA_DATA_DIR ?= ./data
+# The demo knowledge base: top-level files only (demo/kb/src holds the sources of the generated DOCX/PDF).
+DEMO_DOCS := $(sort $(wildcard demo/kb/*.md demo/kb/*.html demo/kb/*.docx demo/kb/*.pdf))
+export KBQA_DATA_DIR
+
+.PHONY: help install install-test frontend run test test-python test-frontend bench bench-retrieval bench-ingest bench-answer lint demo-docs clean
+
+help: ## list targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2}'
+
+install: ## create .venv and install kbqa (idempotent)
+	@bash scripts/install.sh
+
+install-test: ## install everything the tests need (Python, frontend, headless Chromium)
+	@KBQA_EXTRAS=dev,local-llm bash scripts/install.sh
+	@bash scripts/install-test-extras.sh
+
+frontend: ## build the web app into frontend/dist (needs npm)
+	@bash scripts/build-frontend.sh
+
+run: install frontend ## start kbqa on http://127.0.0.1:8000 with the demo knowledge base
+	@$(PY) -m app.cli migrate
+	@$(PY) -m app.cli ingest $(DEMO_DOCS)
+	@echo; echo "  kbqa is starting on http://127.0.0.1:8000  (API docs: http://127.0.0.1:8000/docs)"
+	@echo "  API key (admin): $$($(PY) -m app.cli keys create --name demo --role admin --quiet)"
+	@echo "  try: curl -N -H \"Authorization: Bearer <key>\" -H 'Content-Type: application/json' \\"
+	@echo "         -d '{\"question\":\"How long is the warranty on the Kestrel Hub?\"}' http://127.0.0.1:8000/api/v1/ask"; echo
+	@$(PY) -m app.cli serve
+
+test: install-test ## run every test (unit, integration, e2e) — needs PostgreSQL and Redis on localhost
+	@$(MAKE) --no-print-directory test-frontend
+	@$(MAKE) --no-print-directory test-python
+
+test-python:
+	@$(PY) -m pytest -q tests
+
+test-frontend:
+	@bash scripts/build-frontend.sh --test
+
+bench: bench-retrieval bench-ingest bench-answer ## all benchmarks (tables and ratios)
+
+bench-retrieval: install ## retrieval quality on the eval sets + index latency at 100k chunks
+	@$(PY) -m retrieval.evaluation --dataset ../shared/eval/beir_scifact
+	@$(PY) -m retrieval.evaluation --dataset ../shared/eval/hotpotqa_distractor_sample100
+	@$(PY) benchmarks/bench_retrieval.py
+
+bench-ingest: install ## ingest the enterprise document set: terminal states, throughput, stage shares, RSS
+	@$(PY) benchmarks/bench_ingest.py
+
+bench-answer: install ## time to sources / first token per backend; SQuAD answer and citation quality
+	@$(PY) benchmarks/bench_answer.py
+
+lint: install ## ruff and mypy
+	@$(VENV)/bin/ruff check app retrieval ingestion tests
+	@$(VENV)/bin/mypy
+
+demo-docs: install ## regenerate the demo DOCX/PDF files from their sources
+	@$(PY) scripts/build_demo_docs.py
+
+clean: ## remove the data dir and caches (keeps .venv)
+	rm -rf data .pytest_cache .ruff_cache .mypy_cache frontend/dist

@@ -1,0 +1,241 @@
+"""The ``kbqa`` command: serve, worker, migrate, ingest, ask, keys, eval."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("DO_NOT_TRACK", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from app.core.settings import Settings  # noqa: E402
+from app.core.types import Role  # noqa: E402
+
+cli = typer.Typer(help="kbqa: enterprise knowledge-base question answering", no_args_is_help=True)
+keys_cli = typer.Typer(help="API keys", no_args_is_help=True)
+eval_cli = typer.Typer(help="Evaluation", no_args_is_help=True)
+cli.add_typer(keys_cli, name="keys")
+cli.add_typer(eval_cli, name="eval")
+console = Console()
+err = Console(stderr=True)
+
+
+def _settings() -> Settings:
+    try:
+        return Settings()
+    except Exception as exc:  # noqa: BLE001 - show the validation message, not a traceback
+        err.print(f"[red]invalid settings:[/red] {exc}")
+        raise typer.Exit(2) from exc
+
+
+def migrate_database(settings: Settings, revision: str = "head") -> None:
+    from alembic import command
+    from alembic.config import Config
+
+    root = Path(__file__).resolve().parent.parent
+    cfg = Config(str(root / "alembic.ini"))
+    cfg.set_main_option("script_location", str(root / "migrations"))
+    cfg.set_main_option("sqlalchemy.url", settings.database_url.replace("%", "%%"))
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    command.upgrade(cfg, revision)
+
+
+@cli.command()
+def migrate() -> None:
+    """Apply database migrations (alembic upgrade head)."""
+    settings = _settings()
+    migrate_database(settings)
+    console.print(f"database at head: {settings.database_url.split('@')[-1]}")
+
+
+@cli.command()
+def serve(
+    host: Annotated[str | None, typer.Option(help="bind address")] = None,
+    port: Annotated[int | None, typer.Option(help="port")] = None,
+    workers: Annotated[int, typer.Option(help="uvicorn worker processes")] = 1,
+) -> None:
+    """Run the API (and, in embedded mode, in-process ingestion)."""
+    import uvicorn
+
+    settings = _settings()
+    migrate_database(settings)
+    uvicorn.run("app.main:create_app", factory=True, host=host or settings.api.host, port=port or settings.api.port,
+                workers=workers, log_config=None, timeout_keep_alive=75)
+
+
+@cli.command()
+def worker(
+    concurrency: Annotated[int, typer.Option(help="worker processes")] = 1,
+    loglevel: Annotated[str, typer.Option()] = "INFO",
+) -> None:
+    """Run a Celery ingestion worker (distributed mode) on the ``ingest`` queue."""
+    from ingestion.celery_app import make_celery
+
+    app = make_celery(_settings())
+    app.worker_main(["worker", "-Q", "ingest", "--concurrency", str(concurrency), "-P", "prefork",
+                     "--loglevel", loglevel, "--without-gossip", "--without-mingle"])
+
+
+def _walk(paths: list[Path]) -> list[Path]:
+    files: list[Path] = []
+    for p in paths:
+        if p.is_dir():
+            files.extend(sorted(f for f in p.rglob("*") if f.is_file() and not f.name.startswith(".")))
+        elif p.is_file():
+            files.append(p)
+        else:
+            err.print(f"[yellow]skipping {p}: not found[/yellow]")
+    return files
+
+
+@cli.command()
+def ingest(
+    paths: Annotated[list[Path], typer.Argument(help="files or folders")],
+    tenant: Annotated[str | None, typer.Option(help="tenant id")] = None,
+    acl_groups: Annotated[str | None, typer.Option(help="comma-separated ACL groups")] = None,
+    tags: Annotated[str | None, typer.Option(help="comma-separated tags")] = None,
+) -> None:
+    """Ingest files in-process and wait until each is indexed or failed."""
+    from app.core.db import repositories as repo
+    from app.main import build_container
+    from ingestion.executors import InlineDispatcher
+
+    settings = _settings().model_copy(update={"ingestion": _settings().ingestion.model_copy(
+        update={"executor": "inline"})})
+    migrate_database(settings)
+    files = _walk(paths)
+    if not files:
+        err.print("nothing to ingest")
+        raise typer.Exit(1)
+    container = build_container(settings)
+    tenant_id = tenant or settings.default_tenant
+    groups = [g.strip() for g in acl_groups.split(",")] if acl_groups else None
+    tag_list = [t.strip() for t in tags.split(",")] if tags else None
+    results: list[tuple[str, str, str]] = []
+    try:
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=console) as progress:
+            task = progress.add_task("ingesting", total=len(files))
+            for f in files:
+                progress.update(task, description=f"ingesting {f.name[:40]}")
+                sub = container.ingest.submit(tenant_id=tenant_id, filename=f.name, data=f.read_bytes(),
+                                              acl_groups=groups, tags=tag_list)
+                assert isinstance(container.dispatcher, InlineDispatcher)
+                container.dispatcher.wait()
+                with container.db.session() as s:
+                    doc = repo.get_document(session=s, tenant_id=tenant_id, document_id=sub.document.id)
+                    status = "unchanged" if sub.duplicate and doc.status == "indexed" else doc.status
+                    results.append((f.name, status, doc.failure_reason or f"{doc.chunk_count} chunks"))
+                progress.advance(task)
+    finally:
+        container.close()
+    table = Table("file", "status", "detail")
+    for row in results:
+        table.add_row(*row)
+    console.print(table)
+    failed = sum(1 for _, s, _ in results if s == "failed")
+    console.print(f"{len(results) - failed} indexed, {failed} failed")
+
+
+@cli.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="the question")],
+    tenant: Annotated[str | None, typer.Option(help="tenant id")] = None,
+    top_k: Annotated[int, typer.Option(help="passages to use")] = 6,
+) -> None:
+    """Answer a question in-process, streaming the answer to the terminal, then list the sources."""
+    from app.core.types import SearchFilter
+    from app.main import build_container
+
+    settings = _settings()
+    container = build_container(settings)
+    sources: list[dict[str, Any]] = []
+    flags: list[str] = []
+
+    async def run() -> None:
+        async for ev in container.answers.run(
+            question, flt=SearchFilter(tenant_id=tenant or settings.default_tenant), history=[],
+            request_id="cli", conversation_id=None, message_id=None, top_k=top_k,
+        ):
+            data = ev.to_dict()
+            if ev.type == "sources":
+                sources.extend(data["sources"])
+            elif ev.type == "token":
+                sys.stdout.write(data["text"])
+                sys.stdout.flush()
+            elif ev.type == "degraded":
+                flags.extend(data.get("reasons", []))
+            elif ev.type == "error":
+                err.print(f"\n[red]error:[/red] {data.get('message')}")
+
+    try:
+        asyncio.run(run())
+    finally:
+        container.close()
+    console.print()
+    for s in sources:
+        where = " > ".join(s.get("section_path") or [])
+        page = f", p. {s['page_start']}" if s.get("page_start") else ""
+        console.print(f"[{s['n']}] {s['title']}{' — ' + where if where else ''}{page}")
+    if flags:
+        console.print(f"[yellow]degraded: {', '.join(flags)}[/yellow]")
+
+
+@keys_cli.command("create")
+def keys_create(
+    name: Annotated[str, typer.Option(help="a label for the key")] = "cli",
+    role: Annotated[Role, typer.Option(help="admin, editor or agent")] = Role.ADMIN,
+    tenant: Annotated[str | None, typer.Option(help="tenant id")] = None,
+    acl_groups: Annotated[str | None, typer.Option(help="comma-separated ACL groups")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="print only the key")] = False,
+) -> None:
+    """Create an API key and print it (it is shown once)."""
+    from app.core.db import repositories as repo
+    from app.core.db.session import Database
+
+    settings = _settings()
+    migrate_database(settings)
+    db = Database(settings.database_url)
+    with db.session() as s:
+        _, secret = repo.create_api_key(session=s, tenant_id=tenant or settings.default_tenant, name=name, role=role,
+                                        acl_groups=[g.strip() for g in acl_groups.split(",")] if acl_groups else [])
+    db.dispose()
+    console.print(secret if quiet else f"API key ({role.value}, tenant {tenant or settings.default_tenant}): {secret}")
+
+
+@eval_cli.command("retrieval")
+def eval_retrieval(
+    dataset: Annotated[Path, typer.Option(help="BEIR-format folder: corpus.jsonl, queries.jsonl, qrels.tsv")],
+    configs: Annotated[str, typer.Option(help="comma-separated configurations")] = "",
+    max_queries: Annotated[int | None, typer.Option(help="evaluate at most this many queries")] = None,
+) -> None:
+    """Retrieval quality (nDCG@10, Recall@10/100, MRR@10) and latency per configuration."""
+    from retrieval.evaluation import main as eval_main
+
+    argv = ["--dataset", str(dataset)]
+    if configs:
+        argv += ["--configs", configs]
+    if max_queries:
+        argv += ["--max-queries", str(max_queries)]
+    started = time.perf_counter()
+    eval_main(argv)
+    console.print(f"done in {time.perf_counter() - started:.0f}s")
+
+
+def main() -> None:
+    cli()
+
+
+if __name__ == "__main__":
+    main()

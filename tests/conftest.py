@@ -1,0 +1,87 @@
+"""Shared fixtures: offline model settings, temporary settings, a throw-away PostgreSQL database, eval data."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("DO_NOT_TRACK", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+REPO = Path(__file__).resolve().parent.parent
+PG_ADMIN_URL = os.environ.get("KBQA_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+REDIS_URL = os.environ.get("KBQA_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+
+
+def eval_dir() -> Path:
+    return Path(os.environ.get("KBQA_EVAL_DIR", REPO.parent / "shared" / "eval"))
+
+
+@pytest.fixture
+def eval_data() -> Path:
+    d = eval_dir()
+    if not d.is_dir():
+        pytest.skip(f"evaluation data not found at {d} (set KBQA_EVAL_DIR)")
+    return d
+
+
+@pytest.fixture
+def make_settings(tmp_path: Path):  # noqa: ANN201
+    from app.core.settings import Settings
+
+    def make(**overrides):  # noqa: ANN001, ANN202
+        base = {"data_dir": tmp_path / "data", "_env_file": None}
+        base.update(overrides)
+        return Settings(**base)
+
+    return make
+
+
+def _pg_reachable() -> bool:
+    import sqlalchemy as sa
+
+    try:
+        engine = sa.create_engine(PG_ADMIN_URL, connect_args={"connect_timeout": 2})
+        with engine.connect() as conn:
+            conn.execute(sa.text("SELECT 1"))
+        engine.dispose()
+        return True
+    except Exception:  # noqa: BLE001
+        return False
+
+
+@pytest.fixture
+def pg_url() -> Iterator[str]:
+    """A fresh, empty PostgreSQL database for one test, dropped afterwards."""
+    import sqlalchemy as sa
+
+    if not _pg_reachable():
+        pytest.skip(f"PostgreSQL not reachable at {PG_ADMIN_URL.split('@')[-1]}")
+    name = f"kbqa_t_{uuid.uuid4().hex[:12]}"
+    admin = sa.create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    url = PG_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
+    try:
+        yield url
+    finally:
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@pytest.fixture
+def redis_url() -> str:
+    import redis
+
+    try:
+        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1).ping()
+    except Exception:  # noqa: BLE001
+        pytest.skip(f"Redis not reachable at {REDIS_URL}")
+    return REDIS_URL
