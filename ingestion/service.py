@@ -172,6 +172,7 @@ class IngestService:
             if job is not None:
                 # Push the lease forward so the sweeper does not re-send while the task waits in the queue.
                 job.lease_expires_at = utcnow() + _queue_grace(self.settings)
+                job.lease_owner = None
         try:
             self.dispatcher.dispatch(job_id)
         except Exception as exc:

@@ -77,9 +77,12 @@ class HybridRetriever:
         def vector_search(query: str, flt: SearchFilter, k: int) -> list[Hit]:
             return vector.search(embedder.embed_query(query), flt, k)
 
+        def disabled(query: str, flt: SearchFilter, k: int) -> list[Hit]:
+            return []  # a disabled vector index must not cost a query embedding
+
         runs: dict[str, tuple[Callable[[str, SearchFilter, int], list[Hit]], object]] = {
             "keyword": (keyword.search, keyword),
-            "vector": (vector_search, vector),
+            "vector": (disabled if is_disabled(vector) else vector_search, vector),
             "graph": (graph.search, graph),
         }
         self._stages = [

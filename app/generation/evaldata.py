@@ -76,12 +76,17 @@ class MiniLMEmbedder:
 
 
 class MemoryHybridRetriever:
-    """BM25 (k1=1.2, b=0.75) + dense cosine over a fixed list of chunks, fused with RRF (k=60)."""
+    """BM25 (k1=1.2, b=0.75) + dense cosine over a fixed list of chunks, fused with RRF (k=60). Without an embedder
+    it is BM25 only (results then carry no ``vector`` score)."""
 
-    def __init__(self, chunks: Sequence[ChunkRecord], embedder: Any, vectors: np.ndarray | None = None) -> None:
+    def __init__(
+        self, chunks: Sequence[ChunkRecord], embedder: Any | None, vectors: np.ndarray | None = None
+    ) -> None:
         self.chunks = list(chunks)
         self.embedder = embedder
-        self.vectors = vectors if vectors is not None else embedder.embed_documents([c.text for c in self.chunks])
+        if vectors is None and embedder is not None:
+            vectors = embedder.embed_documents([c.text for c in self.chunks])
+        self.vectors = vectors
         self._tf = [Counter(content_terms(f"{c.title} {c.text}")) for c in self.chunks]
         self._len = np.array([sum(tf.values()) for tf in self._tf], dtype=np.float32)
         df = Counter(t for tf in self._tf for t in tf)
@@ -103,12 +108,13 @@ class MemoryHybridRetriever:
 
     def search(self, query: str, top_k: int, qvec: np.ndarray | None = None, candidates: int = 50) -> list[RankedChunk]:
         kw = self.bm25(query)
-        qv = qvec if qvec is not None else self.embedder.embed_query(query)
-        vs = self.vectors @ qv
-        kw_order = [i for i in np.argsort(-kw)[:candidates] if kw[i] > 0]
-        vs_order = list(np.argsort(-vs)[:candidates])
+        lists = [("keyword", [i for i in np.argsort(-kw)[:candidates] if kw[i] > 0], kw)]
+        if self.vectors is not None and self.embedder is not None:
+            qv = qvec if qvec is not None else self.embedder.embed_query(query)
+            vs = self.vectors @ qv
+            lists.append(("vector", list(np.argsort(-vs)[:candidates]), vs))
         fused: dict[int, RankedChunk] = {}
-        for name, order, raw in (("keyword", kw_order, kw), ("vector", vs_order, vs)):
+        for name, order, raw in lists:
             for r, i in enumerate(order, start=1):
                 rc = fused.setdefault(int(i), RankedChunk(chunk=self.chunks[i], score=0.0))
                 rc.score += 1.0 / (60 + r)

@@ -9,8 +9,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from contextlib import aclosing
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 from typing import Any
 
 from app.core.errors import AppError, ErrorCode

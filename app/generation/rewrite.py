@@ -14,7 +14,7 @@ from app.generation.backends.base import LLMBackend, complete
 from app.generation.text import content_terms, words
 
 _FOLLOW_UP = frozenset(
-    "it its they them their this that these those he she him her his there then such same one ones".split()
+    "it its they them their this that these those he she him her his there then such same one ones".split()  # noqa: SIM905
 )
 _LEADS = ("and ", "what about", "how about", "also", "but ", "why", "so ")
 

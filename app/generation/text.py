@@ -13,7 +13,7 @@ STOPWORDS = frozenset(
     i if in into is it its me my of on or our she should so than that the their them then there these they this those
     to was we were what when where which while who whom why will with would you your about after again against all am
     any because before below between both during each few further here just more most no nor not now only other out
-    over own same some such too under until up very also many much one ones upon""".split()
+    over own same some such too under until up very also many much one ones upon""".split()  # noqa: SIM905
 )
 
 

@@ -74,7 +74,10 @@ class FakeEmbedder:
     model_version = "1"
     dim = 4
 
+    calls = 0
+
     def embed_query(self, text: str) -> np.ndarray:
+        FakeEmbedder.calls += 1
         return np.ones(4, dtype=np.float32) / 2
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
@@ -174,6 +177,18 @@ def test_null_retrievers_do_not_count_as_working() -> None:
     r = make(FakeFailingIndex([]))  # vector and graph are disabled
     with pytest.raises(AppError):
         run(r)
+    r.close()
+
+
+def test_disabled_vector_index_costs_no_query_embedding() -> None:
+    before = FakeEmbedder.calls
+    r = make(FakeIndex(["a"]))
+    assert [c.chunk.id for c in run(r).chunks] == ["a"]
+    assert FakeEmbedder.calls == before
+    r.close()
+    r = make(vector=FakeVectorIndex(["a"]))
+    run(r)
+    assert FakeEmbedder.calls == before + 1
     r.close()
 
 

@@ -1,0 +1,155 @@
+"""Accepting uploads: dedupe by content, versioning by file name, size limit, the outbox, lease expiry and the attempt
+limit — on a real SQLite database, with a Fake dispatcher standing in for the broker."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from app.cli import migrate_database
+from app.core.db import repositories as repo
+from app.core.db.models import Document, IngestionJob
+from app.core.db.session import Database
+from app.core.errors import AppError, ErrorCode
+from ingestion.service import IngestService, sanitize_filename
+
+pytestmark = pytest.mark.unit
+
+
+class FakeDispatcher:
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+        self.down = False
+
+    def dispatch(self, job_id: str) -> None:
+        if self.down:
+            raise ConnectionError("broker unreachable")
+        self.sent.append(job_id)
+
+
+class FakeIndexes:
+    def __init__(self) -> None:
+        self.deleted: list[str] = []
+
+    def delete(self, document_id: str) -> None:
+        self.deleted.append(document_id)
+
+
+@pytest.fixture
+def service(make_settings):
+    settings = make_settings(ingestion={"max_upload_bytes": 1000, "max_attempts": 2, "lease_s": 60})
+    migrate_database(settings)
+    db = Database(settings.database_url)
+    svc = IngestService(settings=settings, db=db, dispatcher=FakeDispatcher(), indexes=FakeIndexes())
+    yield svc
+    db.dispose()
+
+
+def test_same_bytes_twice_make_one_document(service):
+    a = service.submit(tenant_id="t", filename="guide.md", data=b"# Guide\n\nhello")
+    b = service.submit(tenant_id="t", filename="copy-of-guide.md", data=b"# Guide\n\nhello")
+    assert not a.duplicate and b.duplicate
+    assert a.document.id == b.document.id
+    assert len(service.dispatcher.sent) == 1
+    with service.db.session() as s:
+        assert len(repo.list_documents(session=s, tenant_id="t")) == 1
+
+
+def test_same_bytes_in_another_tenant_are_separate(service):
+    a = service.submit(tenant_id="t1", filename="g.md", data=b"# G\n\nx")
+    b = service.submit(tenant_id="t2", filename="g.md", data=b"# G\n\nx")
+    assert a.document.id != b.document.id and not b.duplicate
+
+
+def test_new_content_under_same_name_is_a_new_version(service):
+    a = service.submit(tenant_id="t", filename="policy.md", data=b"v1")
+    b = service.submit(tenant_id="t", filename="policy.md", data=b"v2")
+    assert b.document.id == a.document.id and b.document.version == 2
+    with service.db.session() as s:
+        jobs = s.query(IngestionJob).filter_by(document_id=a.document.id).all()
+        assert sorted(j.document_version for j in jobs) == [1, 2]
+
+
+def test_too_large_is_refused_with_413_code(service):
+    with pytest.raises(AppError) as exc:
+        service.submit(tenant_id="t", filename="big.txt", data=b"x" * 1001)
+    assert exc.value.code == ErrorCode.PAYLOAD_TOO_LARGE and exc.value.http_status == 413
+
+
+def test_upload_is_accepted_while_broker_is_down_and_sent_when_back(service):
+    service.dispatcher.down = True
+    sub = service.submit(tenant_id="t", filename="a.md", data=b"# A\n\ntext")
+    assert sub.document.status == "queued"
+    with service.db.session() as s:
+        job = repo.latest_job(session=s, document_id=sub.document.id)
+        assert job.dispatched is False
+    assert service.sweep() == 0  # still down: stays in the outbox
+    service.dispatcher.down = False
+    assert service.sweep() == 1
+    with service.db.session() as s:
+        job = repo.latest_job(session=s, document_id=sub.document.id)
+        assert job.dispatched is True
+        assert service.dispatcher.sent == [job.id]
+
+
+def test_expired_lease_is_dispatched_again_then_fails_after_max_attempts(service):
+    sub = service.submit(tenant_id="t", filename="a.md", data=b"# A\n\ntext")
+    for attempt in (1, 2):
+        with service.db.session() as s:
+            job = repo.latest_job(session=s, document_id=sub.document.id)
+            claimed = repo.claim_job(session=s, job_id=job.id, owner=f"w{attempt}", lease_s=60, max_attempts=2)
+            assert claimed is not None and claimed.attempts == attempt
+            claimed.status = "embedding"  # the worker died mid-job
+            claimed.lease_expires_at = dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=1)
+        if attempt == 1:
+            assert service.sweep() == 1
+    assert service.sweep() == 0
+    with service.db.session() as s:
+        doc = s.get(Document, sub.document.id)
+        assert doc.status == "failed"
+        assert "gave up after 2 attempts" in doc.failure_reason
+
+
+def test_live_lease_is_not_stolen(service):
+    sub = service.submit(tenant_id="t", filename="a.md", data=b"# A\n\ntext")
+    with service.db.session() as s:
+        job = repo.latest_job(session=s, document_id=sub.document.id)
+        assert repo.claim_job(session=s, job_id=job.id, owner="w1", lease_s=60, max_attempts=3)
+    with service.db.session() as s:
+        assert repo.claim_job(session=s, job_id=job.id, owner="w2", lease_s=60, max_attempts=3) is None
+    assert service.sweep() == 0
+
+
+def test_delete_removes_from_indexes_and_database(service):
+    sub = service.submit(tenant_id="t", filename="a.md", data=b"# A\n\ntext")
+    service.delete(tenant_id="t", document_id=sub.document.id)
+    assert service.indexes.deleted == [sub.document.id]
+    with service.db.session() as s:
+        assert repo.list_documents(session=s, tenant_id="t") == []
+    with pytest.raises(AppError) as exc:
+        service.delete(tenant_id="t", document_id=sub.document.id)
+    assert exc.value.code == ErrorCode.NOT_FOUND
+
+
+def test_other_tenant_cannot_touch_a_document(service):
+    sub = service.submit(tenant_id="t1", filename="a.md", data=b"secret")
+    with pytest.raises(AppError) as exc:
+        service.delete(tenant_id="t2", document_id=sub.document.id)
+    assert exc.value.code == ErrorCode.NOT_FOUND
+
+
+def test_reindex_while_running_is_a_conflict(service):
+    sub = service.submit(tenant_id="t", filename="a.md", data=b"x")
+    with pytest.raises(AppError) as exc:
+        service.reindex(tenant_id="t", document_id=sub.document.id)
+    assert exc.value.code == ErrorCode.CONFLICT
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [("../../etc/passwd", "passwd"), ("C:\\Users\\x\\report.pdf", "report.pdf"), ("", "upload"),
+     ("a\x00b\x1f.txt", "ab.txt"), ("<script>.html", "_script_.html"), (".hidden", "hidden")],
+)
+def test_sanitize_filename(raw, expected):
+    assert sanitize_filename(raw) == expected
