@@ -30,10 +30,10 @@ export function FeedbackControls({ messageId }: { messageId: string }) {
   return (
     <form className="feedback" onSubmit={submit}>
       <button type="button" aria-pressed={rating === "up"} aria-label="Helpful" onClick={() => setRating("up")}>
-        👍
+        <span aria-hidden="true">▲</span> Helpful
       </button>
       <button type="button" aria-pressed={rating === "down"} aria-label="Not helpful" onClick={() => setRating("down")}>
-        👎
+        <span aria-hidden="true">▼</span> Not helpful
       </button>
       {rating && (
         <>

@@ -68,7 +68,8 @@ export function DocumentTable({ documents, status, query, onFilter, onDelete, on
               <td>{d.chunk_count}</td>
               <td>{formatBytes(d.size_bytes)}</td>
               <td>{formatTime(d.updated_at)}</td>
-              <td className="actions">
+              <td>
+                <div className="actions">
                 {d.status === "failed" && (
                   <button type="button" onClick={() => onRetry(d.id)} aria-label={`Retry ${d.filename}`}>
                     Retry
@@ -95,6 +96,7 @@ export function DocumentTable({ documents, status, query, onFilter, onDelete, on
                     Delete
                   </button>
                 )}
+                </div>
               </td>
             </tr>
           ))}

@@ -1,0 +1,180 @@
+// Browser end-to-end check of the kbqa web app, driven by Playwright (playwright-core) in the system Chromium.
+//
+//   BASE_URL=http://127.0.0.1:8000 API_KEY=<editor-or-admin key> node tests/e2e/browser.mjs
+//
+// Signs in, uploads a small Markdown file, waits until it is indexed, asks a question about it, opens a citation,
+// gives feedback, and saves screenshots to tests/e2e/artifacts/. Exits non-zero on any failed step and on any
+// console error or uncaught page error. Optional env: CHROMIUM (default /usr/bin/chromium), INDEX_TIMEOUT_MS
+// (default 180000), ANSWER_TIMEOUT_MS (default 120000), HEADED=1.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const ARTIFACTS = join(here, "artifacts");
+
+async function loadChromium() {
+  try {
+    return (await import("playwright-core")).chromium;
+  } catch {
+    // not installed next to this script: fall back to the frontend's dependencies
+    const require = createRequire(join(here, "../../frontend/package.json"));
+    return require("playwright-core").chromium;
+  }
+}
+
+const BASE_URL = (process.env.BASE_URL ?? "http://127.0.0.1:8000").replace(/\/$/, "");
+const API_KEY = process.env.API_KEY;
+const INDEX_TIMEOUT_MS = Number(process.env.INDEX_TIMEOUT_MS ?? 180_000);
+const ANSWER_TIMEOUT_MS = Number(process.env.ANSWER_TIMEOUT_MS ?? 120_000);
+const RUN_ID = Date.now().toString(36);
+const FILENAME = `e2e-zephyr-${RUN_ID}.md`;
+const DOCUMENT = `# Zephyr Widget Maintenance
+
+## Calibration
+
+The Zephyr widget must be calibrated every 42 days using the blue calibration key.
+Calibration takes about seven minutes and must be done at room temperature.
+
+## Cleaning
+
+Clean the Zephyr widget's intake grille with a dry brush once a week. (run ${RUN_ID})
+`;
+const QUESTION = "How often must the Zephyr widget be calibrated?";
+
+const consoleErrors = [];
+let step = "start";
+
+function log(msg) {
+  console.log(`[e2e] ${msg}`);
+}
+
+async function shot(page, name) {
+  const path = join(ARTIFACTS, `${name}.png`);
+  await page.screenshot({ path, fullPage: true });
+  log(`screenshot ${path}`);
+}
+
+async function run(page) {
+  step = "login";
+  await page.goto(BASE_URL + "/", { waitUntil: "networkidle" });
+  await page.getByLabel("API key").fill(API_KEY);
+  await shot(page, "01-login");
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("navigation", { name: "Main" }).waitFor();
+
+  step = "upload";
+  const documentsTab = page.getByRole("button", { name: "Documents", exact: true });
+  if ((await documentsTab.count()) === 0) throw new Error("the Documents page is missing: API_KEY needs the editor or admin role");
+  await documentsTab.click();
+  await page.locator("#file-input").setInputFiles({ name: FILENAME, mimeType: "text/markdown", buffer: Buffer.from(DOCUMENT) });
+  const item = page.getByRole("listitem", { name: FILENAME });
+  await item.waitFor();
+
+  step = "wait for indexed";
+  const status = item.locator(".upload-head .status");
+  await status.filter({ hasText: /^(indexed|failed)$/ }).waitFor({ timeout: INDEX_TIMEOUT_MS });
+  const final = (await status.textContent())?.trim();
+  await shot(page, "02-uploaded");
+  if (final !== "indexed") throw new Error(`document ended ${final}: ${await item.textContent()}`);
+  log(`${FILENAME} indexed`);
+
+  step = "ask";
+  await page.getByRole("button", { name: "Chat", exact: true }).click();
+  await page.getByLabel("Question").fill(QUESTION);
+  await page.getByLabel("Question").press("Enter");
+  await page.getByRole("button", { name: "Stop" }).waitFor({ timeout: 10_000 }).catch(() => undefined); // may finish fast
+  await page.getByRole("button", { name: "Send" }).waitFor({ timeout: ANSWER_TIMEOUT_MS });
+  const turn = page.locator("article.turn").last();
+  const answer = (await turn.locator(".answer-text").textContent())?.trim() ?? "";
+  await shot(page, "03-answer");
+  const failure = turn.locator(".banner-error");
+  if (await failure.count()) throw new Error(`answer failed: ${await failure.textContent()}`);
+  if (!answer) throw new Error("empty answer");
+  log(`answer: ${answer.slice(0, 200)}`);
+  if (!/42/.test(answer)) log("warning: the answer does not mention 42 days");
+
+  step = "open citation";
+  const chip = turn.getByRole("button", { name: /^Citation \d+/ }).first();
+  if ((await chip.count()) === 0) throw new Error("the answer has no citation chip");
+  await chip.click();
+  const panel = page.getByRole("complementary", { name: "Cited passage" });
+  await panel.locator("blockquote.passage").waitFor({ timeout: 15_000 });
+  const passage = (await panel.locator("blockquote.passage").textContent()) ?? "";
+  if (!passage.trim()) throw new Error("the cited passage is empty");
+  await shot(page, "04-citation");
+  await panel.getByRole("button", { name: "Close cited passage" }).click();
+
+  step = "feedback";
+  await turn.getByRole("button", { name: "Helpful", exact: true }).click();
+  await turn.getByLabel("Comment (optional)").fill(`browser e2e ${RUN_ID}`);
+  await turn.getByRole("button", { name: "Send feedback" }).click();
+  await turn.getByText("Thanks for the feedback.").waitFor({ timeout: 10_000 });
+  await shot(page, "05-feedback");
+
+  step = "documents list";
+  await page.getByRole("button", { name: "Documents", exact: true }).click();
+  await page.getByLabel("Search").fill("Zephyr");
+  await page.getByRole("cell", { name: /Zephyr/ }).first().waitFor({ timeout: 10_000 });
+  await shot(page, "06-documents");
+
+  const adminTab = page.getByRole("button", { name: "Admin", exact: true });
+  if (await adminTab.count()) {
+    step = "admin";
+    await adminTab.click();
+    await page.getByRole("heading", { name: "API keys" }).waitFor();
+    await page.getByRole("heading", { name: "Usage" }).waitFor();
+    await page.waitForLoadState("networkidle");
+    await shot(page, "07-admin");
+  }
+}
+
+async function main() {
+  if (!API_KEY) {
+    console.error("[e2e] set API_KEY (an editor or admin key) and BASE_URL");
+    return 2;
+  }
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const chromium = await loadChromium();
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+    headless: process.env.HEADED !== "1",
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-sync",
+    ],
+  });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(15_000);
+  page.on("console", (msg) => {
+    if (msg.type() === "error") consoleErrors.push(`${msg.text()} (${msg.location().url ?? ""})`);
+  });
+  page.on("pageerror", (err) => consoleErrors.push(`uncaught: ${err.message}`));
+  let code = 0;
+  try {
+    await run(page);
+    log("all steps passed");
+  } catch (err) {
+    console.error(`[e2e] FAILED at step "${step}": ${err instanceof Error ? err.message : err}`);
+    await shot(page, "failure").catch(() => undefined);
+    code = 1;
+  } finally {
+    await browser.close();
+  }
+  if (consoleErrors.length) {
+    console.error(`[e2e] ${consoleErrors.length} console error(s):\n  ${consoleErrors.join("\n  ")}`);
+    code = code || 1;
+  }
+  writeFileSync(join(ARTIFACTS, "result.json"), JSON.stringify({ ok: code === 0, step, consoleErrors, base_url: BASE_URL }, null, 2));
+  return code;
+}
+
+process.exit(await main());
