@@ -132,7 +132,9 @@ def _looks_binary(sample: bytes) -> bool:
     for bom, _ in _BOMS:
         if sample.startswith(bom):
             return False
-    if sample.count(b"\x00") > len(sample) // 4 and not _utf16_without_bom(sample):
+    if _utf16_without_bom(sample):
+        return False
+    if sample.count(b"\x00") > len(sample) // 4:
         return True
     controls = sum(1 for b in sample if b < 9 or 13 < b < 32)
     return controls > len(sample) // 10

@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 
 from ingestion.parsing.model import ParsedDocument, parse_failed
+from ingestion.parsing.pdf import BUDGET_ENV
 
 log = logging.getLogger(__name__)
 
@@ -31,8 +32,9 @@ _SIGNAL_NAMES = {
 }
 
 
-def _child_env() -> dict[str, str]:
+def _child_env(timeout_s: float) -> dict[str, str]:
     env = dict(os.environ)
+    env[BUDGET_ENV] = f"{timeout_s * 0.6:.1f}"  # long PDFs stop reading pages before the hard timeout
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_REPO_ROOT), env.get("PYTHONPATH", "")) if p)
     for key in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env.setdefault(key, "1")  # thread pools reserve address space: keep them small under RLIMIT_AS
@@ -82,7 +84,7 @@ def run_isolated(target: str, path: Path, *, filename: str | None, timeout_s: fl
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=err,
-                env=_child_env(),
+                env=_child_env(timeout_s),
                 cwd=tmp,
                 start_new_session=True,
             )

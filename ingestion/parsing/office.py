@@ -84,14 +84,22 @@ def _page_breaks(p_el: Any) -> tuple[int, int]:
 
 def parse_docx(data: bytes) -> ParsedDocument:
     import docx
-    from docx.table import Table
-    from docx.text.paragraph import Paragraph
 
     zf = _check_zip(data, "DOCX")
     try:
         document = docx.Document(io.BytesIO(data))
     except Exception as exc:  # noqa: BLE001 - python-docx raises KeyError/ValueError/lxml errors for odd files
         return _xml_fallback(zf, "word/document", "docx", "DOCX", _short(exc))
+    try:
+        return _docx_elements(document)
+    except Exception as exc:  # noqa: BLE001 - malformed tables/grids: fall back to the raw text
+        return _xml_fallback(zf, "word/document", "docx", "DOCX", _short(exc))
+
+
+def _docx_elements(document: Any) -> ParsedDocument:
+    from docx.table import Table
+    from docx.text.paragraph import Paragraph
+
     body = document.element.body
     has_pages = any(sum(_page_breaks(p)) for p in body.iter(f"{_W}p"))
     page: int | None = 1 if has_pages else None

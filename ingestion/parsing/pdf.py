@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import io
 import logging
+import os
 import re
 import statistics
+import time
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +19,9 @@ from ingestion.parsing.model import ElementBuilder, ParsedDocument, parse_failed
 MAX_PDF_PAGES = 300
 #: Table detection is the slow part; it runs on the first pages only.
 MAX_TABLE_PAGES = 60
+#: Seconds the page loop may take; the isolation layer sets it below the parse timeout so a long PDF yields its
+#: first pages (with a warning) instead of timing out with nothing.
+BUDGET_ENV = "KBQA_PARSE_BUDGET_S"
 _HEADING_RATIO = 1.15
 _MAX_HEADING_CHARS = 120
 _PAGE_NUMBER = re.compile(r"^(page\s*)?\d{1,4}(\s*(of|/)\s*\d{1,4})?$", re.I)
@@ -46,7 +51,8 @@ def _open_checked(data: bytes) -> tuple[int | None, bytes, list[str]]:
     except pikepdf.PasswordError:
         raise parse_failed("encrypted PDF: a password is required") from None
     except Exception as exc:  # noqa: BLE001 - pikepdf raises many types for damaged files
-        reason = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        reason = re.sub(r"^(stream )?<[^>]*>(\s*\(object [^)]*\))?:?\s*", "", reason)[:160]
         raise parse_failed(f"corrupt PDF: {reason}") from None
 
 
@@ -191,7 +197,11 @@ def parse_pdf(data: bytes) -> ParsedDocument:
         total = len(pdf.pages)
         if total > MAX_PDF_PAGES:
             warnings.append(f"only the first {MAX_PDF_PAGES} of {total} pages were parsed")
+        deadline = time.monotonic() + float(os.environ.get(BUDGET_ENV, "inf"))
         for i, page in enumerate(pdf.pages[:MAX_PDF_PAGES]):
+            if time.monotonic() > deadline:
+                warnings.append(f"only the first {i} of {total} pages were parsed (time budget reached)")
+                break
             try:
                 page_lines, images = _page_lines(page, i + 1, with_tables=i < MAX_TABLE_PAGES)
             except Exception as exc:  # noqa: BLE001 - one broken page must not lose the others

@@ -90,10 +90,15 @@ def test_pdf_keeps_pages_headings_and_tables(tmp_path: Path) -> None:
 
 def test_markdown_and_html_structure(tmp_path: Path) -> None:
     md = tmp_path / "a.md"
-    md.write_text("# Guide\n\n## Setup\n\n- step one\n- step two\n\n```sh\nmake run\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n")
+    md.write_text(
+        "# Guide\n\n## Setup\n\n- step one\n- step two\n\n```sh\nmake run\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"
+    )
     doc = parse_in_process(md)
     kinds = [(e.kind, e.section_path) for e in doc.elements if e.kind != "title"]
-    assert kinds == [("list_item", ("Guide", "Setup"))] * 2 + [("code", ("Guide", "Setup")), ("table", ("Guide", "Setup"))]
+    assert kinds == [("list_item", ("Guide", "Setup"))] * 2 + [
+        ("code", ("Guide", "Setup")),
+        ("table", ("Guide", "Setup")),
+    ]
     html = tmp_path / "p.html"
     html.write_text(
         "<html><head><title>T</title><style>p{}</style><script>var x=1;</script></head><body><h1>Top</h1>"
