@@ -21,14 +21,15 @@ from dataclasses import dataclass
 from app.core.types import RankedChunk
 from app.generation.text import content_terms, overlap
 
-#: (intercept, vector, coverage, agreement) and threshold on p(answerable); from app.generation.calibrate
-FULL_MODEL: tuple[float, float, float, float] = (-6.0, 10.0, 4.0, 0.5)
-FULL_THRESHOLD = 0.5
-#: (intercept, coverage, agreement) for results without dense scores
-LEXICAL_MODEL: tuple[float, float, float] = (-3.0, 6.0, 0.5)
+# Output of `python -m app.generation.calibrate` (seed 13; 24 of 48 SQuAD dev articles indexed = 1,065 paragraphs;
+# 300 answerable + 300 unanswerable questions; fitted on half, measured on the other half). The dense feature is the
+# all-MiniLM-L6-v2 cosine: recalibrate when the embedding model changes.
+#: (intercept, vector, coverage, agreement); held-out: refusal precision 0.914, recall 0.896, answered 0.911
+FULL_MODEL: tuple[float, float, float, float] = (-11.347, 17.893, 5.106, 0.695)
+FULL_THRESHOLD = 0.43
+#: (intercept, coverage) for results without dense scores (vector retriever degraded)
+LEXICAL_MODEL: tuple[float, float] = (-8.184, 10.419)
 LEXICAL_THRESHOLD = 0.5
-#: calibration provenance, printed by the calibrate script
-CALIBRATION = "uncalibrated defaults"
 
 TOP_N = 3
 
@@ -67,6 +68,6 @@ def decide(question: str, chunks: Sequence[RankedChunk]) -> Decision:
         b, wv, wc, wa = FULL_MODEL
         p = _sigmoid(b + wv * f["vector"] + wc * f["coverage"] + wa * f["agreement"])
         return Decision(p >= FULL_THRESHOLD, p, f, "full")
-    b, wc, wa = LEXICAL_MODEL
-    p = _sigmoid(b + wc * f["coverage"] + wa * f["agreement"])
+    b, wc = LEXICAL_MODEL
+    p = _sigmoid(b + wc * f["coverage"])
     return Decision(p >= LEXICAL_THRESHOLD, p, f, "lexical")

@@ -11,11 +11,20 @@ from __future__ import annotations
 
 import argparse
 import random
+import tempfile
+from pathlib import Path
 
 import numpy as np
 
 from app.generation.answerability import features
-from app.generation.evaldata import MemoryHybridRetriever, MiniLMEmbedder, load_squad, split_articles, squad_chunks
+from app.generation.evaldata import (
+    MemoryHybridRetriever,
+    MiniLMEmbedder,
+    cached_vectors,
+    load_squad,
+    split_articles,
+    squad_chunks,
+)
 
 
 def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-2, iters: int = 50) -> np.ndarray:
@@ -54,6 +63,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--per-class", type=int, default=300)
     ap.add_argument("--seed", type=int, default=13)
+    ap.add_argument("--cache", default=str(Path(tempfile.gettempdir()) / "kbqa-bench-squad-minilm.npz"),
+                    help="embedding cache shared with benchmarks/bench_answer.py ('' disables it)")
     args = ap.parse_args()
     paras, questions = load_squad()
     indexed, held_out = split_articles(paras)
@@ -61,13 +72,15 @@ def main() -> None:
     pos = rng.sample([q for q in questions if q["article"] in indexed], args.per_class)
     neg = rng.sample([q for q in questions if q["article"] in held_out], args.per_class)
     embedder = MiniLMEmbedder()
-    retriever = MemoryHybridRetriever(squad_chunks(paras, indexed), embedder)
+    chunks = squad_chunks(paras, indexed)
+    vectors = cached_vectors(embedder, chunks, Path(args.cache) if args.cache else None)
+    retriever = MemoryHybridRetriever(chunks, embedder, vectors)
     qs = pos + neg
     y = np.array([1] * len(pos) + [0] * len(neg), dtype=np.float64)
     qvecs = embedder.embed_documents([q["text"] for q in qs])
     feats = [features(q["text"], retriever.search(q["text"], 5, qvec=v)) for q, v in zip(qs, qvecs, strict=True)]
     full = np.array([[f["vector"], f["coverage"], f["agreement"]] for f in feats])
-    lex = full[:, 1:]
+    lex = full[:, 1:2]  # coverage only: without dense scores there is no retriever agreement either
     order = np.array(rng.sample(range(len(qs)), len(qs)))
     fit, test = order[: len(qs) // 2], order[len(qs) // 2 :]
     for name, x in (("FULL", full), ("LEXICAL", lex)):

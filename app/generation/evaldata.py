@@ -138,3 +138,17 @@ def split_articles(paras: dict[str, dict[str, Any]]) -> tuple[set[str], set[str]
     """Deterministic split: even-indexed articles (sorted by title) are indexed, odd ones are held out."""
     arts = sorted({p["article"] for p in paras.values()})
     return set(arts[0::2]), set(arts[1::2])
+
+
+def cached_vectors(embedder: Any, chunks: Sequence[ChunkRecord], path: Path | None) -> np.ndarray:
+    """Embeddings of ``chunks``, read from / written to ``path`` (an .npz keyed by the chunk ids and model)."""
+    ids = np.array([c.id for c in chunks])
+    if path is not None and path.is_file():
+        data = np.load(path)
+        if str(data["model"]) == embedder.model_name and np.array_equal(data["ids"], ids):
+            return data["vectors"]
+    vectors = embedder.embed_documents([c.text for c in chunks])
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.savez(path, ids=ids, vectors=vectors, model=np.array(embedder.model_name))
+    return vectors

@@ -163,7 +163,7 @@ class AnswerPipeline:
             except StopAsyncIteration:
                 return
             except (AppError, TimeoutError) as exc:
-                log.warning("LLM unavailable, extractive fallback: %s", exc)
+                log.warning("LLM unavailable, extractive fallback: %r", exc)
                 if isinstance(exc, TimeoutError):
                     self.breaker.record_failure()
                 await stream.aclose()
