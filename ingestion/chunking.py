@@ -67,7 +67,9 @@ def breadcrumb(path: Sequence[str]) -> str:
 
 
 def _split_words(text: str, limit: int, count: Callable[[str], int]) -> list[str]:
-    words, parts, cur = text.split(), [], []
+    words = text.split()
+    parts: list[str] = []
+    cur: list[str] = []
     for word in words:
         if cur and count(" ".join([*cur, word])) > limit:
             parts.append(" ".join(cur))
@@ -115,17 +117,23 @@ def _table_units(el: Element, limit: int, count: Callable[[str], int]) -> list[_
 
 
 def _code_units(el: Element, limit: int, count: Callable[[str], int]) -> list[_Unit]:
-    n = count(el.text)
-    if n <= limit:
-        return [_Unit(el.text, "code", n, el.page, overlappable=False)]
-    units, part = [], []
+    """Code stays whole up to ``limit`` (else split by lines), fenced so Markdown renders it as code."""
+
+    def unit(code: str) -> _Unit:
+        text = f"```\n{code}\n```"
+        return _Unit(text, "code", count(text), el.page, overlappable=False)
+
+    if count(el.text) + 2 <= limit:
+        return [unit(el.text)]
+    units: list[_Unit] = []
+    part: list[str] = []
     for line in el.text.splitlines():
-        if part and count("\n".join([*part, line])) > limit:
-            units.append(_Unit("\n".join(part), "code", count("\n".join(part)), el.page, overlappable=False))
+        if part and count("\n".join([*part, line])) + 2 > limit:
+            units.append(unit("\n".join(part)))
             part = []
         part.append(line)
     if part:
-        units.append(_Unit("\n".join(part), "code", count("\n".join(part)), el.page, overlappable=False))
+        units.append(unit("\n".join(part)))
     return units
 
 

@@ -103,7 +103,7 @@ def _join(parts: list[str]) -> str:
 
 
 def _emit(lines: list[_Line], builder: ElementBuilder) -> None:
-    sized = Counter()
+    sized: Counter[float] = Counter()
     for ln in lines:
         if ln.table is None:
             sized[round(ln.size * 2) / 2] += len(ln.text)
