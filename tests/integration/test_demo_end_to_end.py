@@ -1,0 +1,149 @@
+"""The thin path on real parts: ingest the demo knowledge base (real parsers, chunker, MiniLM, tantivy, vector and
+graph indexes, SQLite), then ask over HTTP and get a streamed, cited answer. Also: structure survives into chunks,
+re-ingest is idempotent, a new version replaces old chunks everywhere, delete removes from every index."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.cli import migrate_database
+from app.core.db import repositories as repo
+from app.core.db.models import Chunk, Document
+from app.core.types import Role, SearchFilter
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parents[2]
+DEMO = sorted(p for p in (REPO / "demo" / "kb").iterdir() if p.is_file())
+
+
+def parse_sse(text: str) -> list[tuple[str, dict]]:
+    events = []
+    for block in text.split("\n\n"):
+        lines = [ln for ln in block.splitlines() if ln and not ln.startswith(":")]
+        if lines:
+            etype = next(ln[7:] for ln in lines if ln.startswith("event: "))
+            events.append((etype, json.loads("\n".join(ln[6:] for ln in lines if ln.startswith("data: ")))))
+    return events
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    from app.core.settings import Settings
+    from app.main import build_container, create_app
+
+    settings = Settings(_env_file=None, data_dir=tmp_path_factory.mktemp("kbqa") / "data",
+                        api={"requests_per_minute": 0, "tokens_per_minute": 0})
+    migrate_database(settings)
+    container = build_container(settings)
+    for path in DEMO:
+        container.ingest.submit(tenant_id="default", filename=path.name, data=path.read_bytes())
+    container.dispatcher.wait(timeout=600)
+    with container.db.session() as s:
+        _, key = repo.create_api_key(session=s, tenant_id="default", name="t", role=Role.ADMIN)
+    app = create_app(settings, container=container, sweeper=False)
+    with TestClient(app) as client:
+        yield container, client, key
+    container.close()
+
+
+def test_demo_ingest_reaches_indexed(demo):
+    container, _, _ = demo
+    assert len(DEMO) >= 15
+    assert {p.suffix for p in DEMO} >= {".md", ".html", ".docx", ".pdf"}
+    with container.db.session() as s:
+        docs = repo.list_documents(session=s, tenant_id="default")
+        states = {d.filename: (d.status, d.failure_reason) for d in docs}
+        assert all(st == "indexed" for st, _ in states.values()), states
+        assert len(docs) == len(DEMO)
+        assert all(d.chunk_count > 0 for d in docs)
+        jobs = [repo.latest_job(session=s, document_id=d.id) for d in docs]
+        assert all(j.status == "indexed" and j.stages["embedding"]["status"] == "done" for j in jobs)
+        assert all(j.stages[name].get("duration_ms") is not None for j in jobs for name in j.stages)
+    for idx in (container.indexes.keyword, container.indexes.vector):
+        assert idx.count("default") > 0
+
+
+def test_structure_survives_into_chunks(demo):
+    container, _, _ = demo
+    with container.db.session() as s:
+        rows = s.query(Chunk, Document).join(Document).all()
+    by_type: dict[str, list[Chunk]] = {}
+    for chunk, doc in rows:
+        by_type.setdefault(doc.doc_type, []).append(chunk)
+    # headings survive as section paths, in every format
+    for doc_type in ("md", "html", "docx", "pdf"):
+        assert any(c.section_path for c in by_type[doc_type]), doc_type
+    # pages survive for PDF
+    assert all(c.page_start and c.page_start >= 1 for c in by_type["pdf"])
+    # tables survive as Markdown tables (header separator row) in DOCX, PDF and Markdown
+    for doc_type in ("docx", "md"):
+        assert any("| ---" in c.text or "|---" in c.text for c in by_type[doc_type]), doc_type
+    assert all(c.chunker_version and c.embedder_version for c, _ in rows)
+
+
+def test_ask_streams_a_cited_answer(demo):
+    _, client, key = demo
+    with client.stream("POST", "/api/v1/ask", headers={"Authorization": f"Bearer {key}"},
+                       json={"question": "How long is the warranty on the Kestrel Thermo?"}) as r:
+        assert r.status_code == 200
+        events = parse_sse("".join(r.iter_text()))
+    types = [t for t, _ in events]
+    assert types[0] == "meta" and "sources" in types and types[-1] == "done"
+    assert types.index("sources") < types.index("token")
+    answer = "".join(d["text"] for t, d in events if t == "token")
+    assert "36 months" in answer
+    assert "[1]" in answer or "[2]" in answer
+    sources = next(d for t, d in events if t == "sources")["sources"]
+    cited = next(d for t, d in events if t == "citations")["citations"]
+    by_n = {s["n"]: s for s in sources}
+    assert any("warranty" in by_n[c["n"]]["title"].lower() for c in cited)
+
+
+def test_search_returns_scores_per_retriever(demo):
+    _, client, key = demo
+    r = client.get("/api/v1/search", params={"q": "E31 error code", "top_k": 5},
+                   headers={"Authorization": f"Bearer {key}"})
+    assert r.status_code == 200
+    results = r.json()["results"]
+    assert results and set(results[0]["scores"]) <= {"keyword", "vector", "graph", "rerank"}
+    assert any("troubleshooting" in x["title"].lower() for x in results[:3])
+
+
+def test_reingest_is_idempotent_and_new_version_replaces(demo):
+    container, _, _ = demo
+    first = DEMO[0]
+    again = container.ingest.submit(tenant_id="default", filename=first.name, data=first.read_bytes())
+    assert again.duplicate
+    doc = container.ingest.submit(tenant_id="default", filename="note.md",
+                                  data=b"# Note\n\nThe orange widget ships in 3 days.\n").document
+    container.dispatcher.wait(timeout=120)
+    flt = SearchFilter(tenant_id="default")
+    assert container.indexes.keyword.search("orange widget", flt, 5)
+    v2 = container.ingest.submit(tenant_id="default", filename="note.md",
+                                 data=b"# Note\n\nThe purple gadget ships in 9 days.\n").document
+    container.dispatcher.wait(timeout=120)
+    assert v2.id == doc.id
+    with container.db.session() as s:
+        d = repo.get_document(session=s, tenant_id="default", document_id=doc.id)
+        assert (d.version, d.status) == (2, "indexed")
+        chunk_ids = [c.id for c in repo.list_chunks(session=s, document_id=doc.id)]
+    hits = container.indexes.keyword.search("orange widget", flt, 50)
+    assert not any(h.chunk_id in chunk_ids or h.chunk_id not in _all_chunk_ids(container) for h in hits)
+    assert {h.chunk_id for h in container.indexes.keyword.search("purple gadget", flt, 5)} & set(chunk_ids)
+    container.ingest.delete(tenant_id="default", document_id=doc.id)
+    assert not {h.chunk_id for h in container.indexes.keyword.search("purple gadget", flt, 5)} & set(chunk_ids)
+    import numpy as np
+
+    vec = container.embedder.embed_query("purple gadget ships in 9 days")
+    assert not {h.chunk_id for h in container.indexes.vector.search(np.asarray(vec), flt, 5)} & set(chunk_ids)
+    assert not {h.chunk_id for h in container.indexes.graph.search("purple gadget", flt, 5)} & set(chunk_ids)
+
+
+def _all_chunk_ids(container) -> set[str]:  # noqa: ANN001
+    with container.db.session() as s:
+        return {c.id for c in s.query(Chunk).all()}
