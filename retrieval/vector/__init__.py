@@ -1,0 +1,5 @@
+"""Embedded dense (vector) index."""
+
+from retrieval.vector.embedded import EmbeddedVectorIndex
+
+__all__ = ["EmbeddedVectorIndex"]
