@@ -4,7 +4,7 @@ import { describe, expect, it, vi } from "vitest";
 import type { Citation } from "../api/types";
 import { AnswerText } from "./AnswerText";
 
-const cite = (n: number, chunk_id: string, supported = true): Citation => ({
+const cite = (n: number, chunk_id: string, supported = true, sentence = "s"): Citation => ({
   n,
   chunk_id,
   document_id: "d",
@@ -12,7 +12,7 @@ const cite = (n: number, chunk_id: string, supported = true): Citation => ({
   section: "S",
   page_start: 1,
   page_end: 2,
-  sentence: "s",
+  sentence,
   supported,
 });
 
@@ -25,7 +25,7 @@ describe("AnswerText citation chips", () => {
       />,
     );
     expect(screen.getByRole("button", { name: "Citation 1: Doc 1" })).toHaveTextContent("[1]");
-    const unsupported = screen.getByRole("button", { name: /Citation 2: Doc 2 \(not supported/ });
+    const unsupported = screen.getByRole("button", { name: /Citation 2: Doc 2 \(not fully supported/ });
     expect(unsupported).toHaveClass("chip-unsupported");
     expect(screen.queryByRole("button", { name: /Citation 7/ })).toBeNull();
     expect(screen.getByText(/\[7\]\./)).toBeInTheDocument();

@@ -20,10 +20,16 @@ export function AnswerText({ turn, onOpenCitation }: Props) {
     if (chunkId === null) continue;
     const at = m.index ?? 0;
     if (at > last) parts.push(<Fragment key={`t${last}`}>{turn.answer.slice(last, at)}</Fragment>);
-    const citation = turn.citations.find((c) => c.n === n);
-    const title = citation?.title ?? turn.sources.find((s) => s.n === n)?.title;
+    const cited = turn.citations.filter((c) => c.n === n);
+    const title = cited[0]?.title ?? turn.sources.find((s) => s.n === n)?.title;
     parts.push(
-      <CitationChip key={`c${at}`} n={n} citation={citation} title={title} onOpen={() => onOpenCitation(chunkId)} />,
+      <CitationChip
+        key={`c${at}`}
+        n={n}
+        title={title}
+        unsupported={cited.some((c) => !c.supported)}
+        onOpen={() => onOpenCitation(chunkId)}
+      />,
     );
     last = at + m[0].length;
   }

@@ -1,16 +1,14 @@
-import type { Citation } from "../api/types";
-
 interface Props {
   n: number;
-  citation?: Citation;
   title?: string;
+  /** True when some sentence citing [n] is not supported by the passage. */
+  unsupported?: boolean;
   onOpen: (n: number) => void;
 }
 
-/** A clickable [n] marker; unsupported citations are flagged. */
-export function CitationChip({ n, citation, title, onOpen }: Props) {
-  const unsupported = citation !== undefined && !citation.supported;
-  const label = `Citation ${n}${title ? `: ${title}` : ""}${unsupported ? " (not supported by the passage)" : ""}`;
+/** A clickable [n] marker; citations with unsupported claims are flagged. */
+export function CitationChip({ n, title, unsupported = false, onOpen }: Props) {
+  const label = `Citation ${n}${title ? `: ${title}` : ""}${unsupported ? " (not fully supported by the passage)" : ""}`;
   return (
     <button
       type="button"

@@ -1,5 +1,5 @@
 import { useState } from "react";
-import type { Turn } from "./turns";
+import { citedSources, type Turn } from "./turns";
 import { AnswerText } from "./AnswerText";
 import { CitationChip } from "./CitationChip";
 import { FeedbackControls } from "./FeedbackControls";
@@ -53,6 +53,7 @@ function CopyButton({ text }: { text: string }) {
 /** One question and its answer, with banners, citation list, copy and feedback. */
 export function TurnView({ turn, onOpenCitation }: Props) {
   const finished = turn.status !== "streaming";
+  const cited = citedSources(turn.citations);
   return (
     <article className="turn" aria-busy={!finished}>
       {turn.question && <p className="question">{turn.question}</p>}
@@ -61,13 +62,24 @@ export function TurnView({ turn, onOpenCitation }: Props) {
         {!finished && !turn.answer && <span className="thinking">Thinking…</span>}
       </div>
       <StatusBanners turn={turn} />
-      {turn.citations.length > 0 && (
+      {cited.length > 0 && (
         <ul className="citation-list" aria-label="Citations">
-          {turn.citations.map((c) => (
-            <li key={`${c.n}-${c.chunk_id}`}>
-              <CitationChip n={c.n} citation={c} title={c.title} onOpen={() => onOpenCitation(c.chunk_id)} />{" "}
+          {cited.map((c) => (
+            <li key={c.n}>
+              <CitationChip
+                n={c.n}
+                title={c.title}
+                unsupported={c.unsupported > 0}
+                onOpen={() => onOpenCitation(c.chunk_id)}
+              />{" "}
               {c.title}
               {c.section ? ` — ${c.section}` : ""}
+              {c.unsupported > 0 && (
+                <span className="unsupported-note">
+                  {" "}
+                  ({c.unsupported} of {c.sentences} citing sentence{c.sentences === 1 ? "" : "s"} not supported)
+                </span>
+              )}
             </li>
           ))}
         </ul>

@@ -53,8 +53,9 @@ export function applyEvent(turn: Turn, ev: AskEvent): Turn {
         ...turn,
         // The final answer is authoritative (the server may have post-processed the streamed text).
         answer: ev.data.answer || turn.answer,
-        refused: ev.data.refused,
-        degraded: turn.degraded || ev.data.degraded,
+        // After a mid-stream error the server's final `done` carries only {error: true}.
+        refused: Boolean(ev.data.refused),
+        degraded: turn.degraded || Boolean(ev.data.degraded),
         status: turn.status === "error" ? "error" : "done",
       };
     case "error":
@@ -91,4 +92,34 @@ export function chunkIdFor(turn: Pick<Turn, "citations" | "sources">, n: number)
   if (c) return c.chunk_id;
   const s = turn.sources.find((x) => x.n === n);
   return s ? s.chunk_id : null;
+}
+
+export interface CitedSource {
+  n: number;
+  chunk_id: string;
+  title: string;
+  section: string;
+  /** Entries citing this source, one per answer sentence. */
+  sentences: number;
+  /** Sentences whose claim the cited passage does not support. */
+  unsupported: number;
+}
+
+/** The citations event has one entry per (sentence, source): fold them into one entry per [n], in order. */
+export function citedSources(citations: Citation[]): CitedSource[] {
+  const byN = new Map<number, CitedSource>();
+  for (const c of citations) {
+    const entry = byN.get(c.n) ?? {
+      n: c.n,
+      chunk_id: c.chunk_id,
+      title: c.title,
+      section: c.section,
+      sentences: 0,
+      unsupported: 0,
+    };
+    entry.sentences += 1;
+    if (!c.supported) entry.unsupported += 1;
+    byN.set(c.n, entry);
+  }
+  return [...byN.values()].sort((a, b) => a.n - b.n);
 }
