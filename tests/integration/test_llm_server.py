@@ -88,6 +88,7 @@ async def test_stream_max_tokens_and_tokenizer(server: str) -> None:
     assert len(pieces) >= 2 and text.strip()
     assert 1 <= llm.count_tokens(text) <= 9  # max_tokens honoured (+1 for re-tokenisation at the edges)
     assert llm.tokenizer_source == "server:/extras/tokenize/count"
+    assert "test-llm" in await llm.models()
 
 
 @needs_server

@@ -111,6 +111,37 @@ async def test_openai_compat_first_token_timeout() -> None:
         await complete(llm, [{"role": "user", "content": "hi"}], max_tokens=5)
 
 
+def test_openai_compat_tokenizer_routes() -> None:
+    seen: list[tuple[str, dict]] = []
+
+    def vllm(request: httpx.Request) -> httpx.Response:
+        seen.append((request.url.path, json.loads(request.content)))
+        return httpx.Response(200, json={"count": 5, "max_model_len": 4096, "tokens": [1, 2, 3, 4, 5]})
+
+    llm = OpenAICompatBackend("http://llm.test/v1", model="m", sync_transport=httpx.MockTransport(vllm))
+    assert llm.count_tokens("hello world") == 5 and llm.tokenizer_source == "server:/tokenize"
+    assert seen == [("/tokenize", {"model": "m", "prompt": "hello world"})]
+
+    def llama(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/extras/tokenize/count":
+            return httpx.Response(200, json={"count": len(json.loads(request.content)["input"].split())})
+        return httpx.Response(404)
+
+    llm = OpenAICompatBackend("http://llm.test/v1", model="m", sync_transport=httpx.MockTransport(llama))
+    assert llm.count_tokens("a b c") == 3 and llm.tokenizer_source == "server:/extras/tokenize/count"
+
+
+async def test_openai_compat_models() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/v1/models":
+            return httpx.Response(200, json={"object": "list", "data": [{"id": "m", "object": "model"}]})
+        return httpx.Response(404)
+
+    assert await backend(handler).models() == ["m"]
+    with pytest.raises(AppError):
+        await backend(lambda r: httpx.Response(500)).models()
+
+
 def test_openai_compat_tokenizer_falls_back_to_estimate_and_says_so() -> None:
     llm = OpenAICompatBackend("http://127.0.0.1:9/v1", model="m")
     assert llm.count_tokens("one two three four") >= 4

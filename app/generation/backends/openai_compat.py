@@ -39,6 +39,7 @@ class OpenAICompatBackend:
         read_timeout_s: float = 120.0,
         first_token_timeout_s: float = 10.0,
         transport: httpx.AsyncBaseTransport | None = None,
+        sync_transport: httpx.BaseTransport | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.root_url = self.base_url[: -len("/v1")] if self.base_url.endswith("/v1") else self.base_url
@@ -48,6 +49,7 @@ class OpenAICompatBackend:
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._timeout = httpx.Timeout(read_timeout_s, connect=connect_timeout_s)
         self._transport = transport
+        self._sync_transport = sync_transport
         self.tokenizer_source = "unprobed"
         self._count_cached = lru_cache(maxsize=4096)(self._count_uncached)
 
@@ -118,6 +120,17 @@ class OpenAICompatBackend:
                 first = False
                 yield text
 
+    async def models(self) -> list[str]:
+        """Model ids served (``GET {base_url}/models``); raises ``AppError(DEPENDENCY_UNAVAILABLE)`` when down. Use it
+        as a readiness probe and to check that ``model`` is served."""
+        try:
+            async with httpx.AsyncClient(timeout=self._timeout, headers=self._headers, transport=self._transport) as c:
+                r = await c.get(f"{self.base_url}/models")
+                r.raise_for_status()
+                return [m["id"] for m in r.json().get("data", [])]
+        except (httpx.HTTPError, OSError, ValueError, KeyError) as exc:
+            raise AppError(ErrorCode.DEPENDENCY_UNAVAILABLE, f"LLM server unavailable: {exc!r}") from exc
+
     # ------------------------------------------------------------------ tokenizer
     def count_tokens(self, text: str) -> int:
         return self._count_cached(text)
@@ -138,7 +151,8 @@ class OpenAICompatBackend:
 
     def _post_count(self, url: str, body: dict[str, Any]) -> int | None:
         try:
-            r = httpx.post(url, json=body, headers=self._headers, timeout=httpx.Timeout(5.0, connect=1.0))
+            with httpx.Client(timeout=httpx.Timeout(5.0, connect=1.0), transport=self._sync_transport) as c:
+                r = c.post(url, json=body, headers=self._headers)
             if r.status_code != 200:
                 return None
             data = r.json()
