@@ -78,7 +78,10 @@ class TantivyKeywordIndex:
             self._index = tantivy.Index(self._schema, path=str(self.directory), reuse=True)
             self._index.register_tokenizer(ANALYZER, _analyzer())
         except (OSError, ValueError) as exc:
-            raise AppError(ErrorCode.INDEX_UNAVAILABLE, f"cannot open keyword index at {self.directory}: {exc}") from exc
+            raise AppError(
+                ErrorCode.INDEX_UNAVAILABLE,
+                f"cannot open keyword index at {self.directory}: {exc}",
+            ) from exc
         self._analyzer = _analyzer()
         self._writer: tantivy.IndexWriter | None = None
         self._write_lock = threading.Lock()
@@ -89,7 +92,10 @@ class TantivyKeywordIndex:
             try:
                 self._writer = self._index.writer(self._heap, 1)
             except ValueError as exc:
-                raise AppError(ErrorCode.INDEX_UNAVAILABLE, f"keyword index is locked by another writer: {exc}") from exc
+                raise AppError(
+                    ErrorCode.INDEX_UNAVAILABLE,
+                    f"keyword index is locked by another writer: {exc}",
+                ) from exc
         return self._writer
 
     def _to_doc(self, chunk: ChunkRecord) -> tantivy.Document:
@@ -128,7 +134,10 @@ class TantivyKeywordIndex:
     def _replace(self, document_id: str, chunks: Sequence[ChunkRecord]) -> None:
         for chunk in chunks:
             if chunk.document_id != document_id:
-                raise AppError(ErrorCode.VALIDATION, f"chunk {chunk.id} belongs to {chunk.document_id}, not {document_id}")
+                raise AppError(
+                    ErrorCode.VALIDATION,
+                    f"chunk {chunk.id} belongs to {chunk.document_id}, not {document_id}",
+                )
         self.upsert_many([(document_id, chunks)])
 
     def _commit(self, writer: tantivy.IndexWriter) -> None:
@@ -150,13 +159,22 @@ class TantivyKeywordIndex:
 
     def _text_query(self, terms: list[str]) -> tantivy.Query:
         clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
-        fields = (("body", 1.0), ("title", self.title_boost), ("section", self.section_boost))
+        fields = (
+            ("body", 1.0),
+            ("title", self.title_boost),
+            ("section", self.section_boost),
+        )
         for term in terms:
             for field, boost in fields:
                 if boost <= 0:
                     continue
                 q = tantivy.Query.term_query(self._schema, field, term)
-                clauses.append((tantivy.Occur.Should, q if boost == 1.0 else tantivy.Query.boost_query(q, boost)))
+                clauses.append(
+                    (
+                        tantivy.Occur.Should,
+                        q if boost == 1.0 else tantivy.Query.boost_query(q, boost),
+                    )
+                )
         return tantivy.Query.boolean_query(clauses)
 
     def _filter_clauses(self, flt: SearchFilter) -> list[tantivy.Query]:
@@ -192,7 +210,13 @@ class TantivyKeywordIndex:
         searcher = self._index.searcher()
         if tenant_id is None:
             return int(searcher.num_docs)
-        return int(searcher.search(tantivy.Query.term_query(self._schema, "tenant", tenant_id), 0, count=True).count)
+        return int(
+            searcher.search(
+                tantivy.Query.term_query(self._schema, "tenant", tenant_id),
+                1,
+                count=True,
+            ).count
+        )
 
     def refresh(self) -> None:
         """Pick up commits made by another process."""

@@ -1,0 +1,96 @@
+"""The index contract run against the embedded backends (tantivy BM25 and the usearch/numpy dense index)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from app.core.types import ChunkRecord, Hit, SearchFilter
+from retrieval.keyword import TantivyKeywordIndex
+from retrieval.protocols import KeywordIndex, VectorIndex
+from retrieval.vector import EmbeddedVectorIndex
+from tests.contract.index_contract import DIM, IndexContract, vector_for
+
+pytestmark = pytest.mark.unit
+
+
+class KeywordContract(IndexContract):
+    def write(self, index: KeywordIndex, document_id: str, chunks: Sequence[ChunkRecord]) -> None:
+        index.upsert_document(document_id, chunks)
+
+    def search_all(self, index: KeywordIndex, flt: SearchFilter, k: int = 100) -> list[Hit]:
+        return index.search("common", flt, k)
+
+    def search_text(self, index: KeywordIndex, text: str, flt: SearchFilter) -> list[Hit]:
+        return index.search(text, flt, 10)
+
+
+class VectorContract(IndexContract):
+    def write(self, index: VectorIndex, document_id: str, chunks: Sequence[ChunkRecord]) -> None:
+        vectors = np.stack([vector_for(c.id) for c in chunks]) if chunks else np.zeros((0, DIM), np.float32)
+        index.upsert_document(document_id, chunks, vectors)
+
+    def search_all(self, index: VectorIndex, flt: SearchFilter, k: int = 100) -> list[Hit]:
+        return index.search(vector_for("any query"), flt, k)
+
+    def search_text(self, index: VectorIndex, text: str, flt: SearchFilter) -> list[Hit]:
+        return index.search(vector_for(text), flt, 10)
+
+
+class TestTantivyKeywordIndex(KeywordContract):
+    def make_index(self, root: Path) -> TantivyKeywordIndex:
+        return TantivyKeywordIndex(root)
+
+    def test_is_a_keyword_index(self, index: TantivyKeywordIndex) -> None:
+        assert isinstance(index, KeywordIndex)
+
+    def test_bm25_ranks_title_and_stems(self, index: TantivyKeywordIndex) -> None:
+        a = ChunkRecord(
+            id="a", tenant_id="t", document_id="a", document_version=1, title="Running shoes", text="We sell footwear."
+        )
+        b = ChunkRecord(
+            id="b", tenant_id="t", document_id="b", document_version=1, title="Pricing", text="Prices of our products."
+        )
+        index.upsert_document("a", [a])
+        index.upsert_document("b", [b])
+        hits = index.search("run", SearchFilter("t"), 5)
+        assert [h.chunk_id for h in hits] == ["a"]
+        assert hits[0].score > 0
+
+
+class TestEmbeddedVectorIndexExact(VectorContract):
+    """Small admitted sets: exact scoring over the admitted rows."""
+
+    def make_index(self, root: Path) -> EmbeddedVectorIndex:
+        return EmbeddedVectorIndex(root, DIM)
+
+    def test_is_a_vector_index(self, index: EmbeddedVectorIndex) -> None:
+        assert isinstance(index, VectorIndex)
+
+    def test_nearest_is_itself_with_cosine_score(self, index: EmbeddedVectorIndex) -> None:
+        chunks = [
+            ChunkRecord(id=f"c{i}", tenant_id="t", document_id="d", document_version=1, title="", text="")
+            for i in range(20)
+        ]
+        self.write(index, "d", chunks)
+        hits = index.search(vector_for("c7") * 3.0, SearchFilter("t"), 3)
+        assert hits[0].chunk_id == "c7"
+        assert hits[0].score == pytest.approx(1.0, abs=1e-2)
+        assert hits[0].score >= hits[1].score >= hits[2].score
+
+    def test_wrong_dimension_is_a_validation_error(self, index: EmbeddedVectorIndex) -> None:
+        from app.core.errors import AppError, ErrorCode
+
+        with pytest.raises(AppError) as err:
+            index.search(np.zeros(DIM + 1, np.float32), SearchFilter("t"), 3)
+        assert err.value.code is ErrorCode.VALIDATION
+
+
+class TestEmbeddedVectorIndexAnn(VectorContract):
+    """``exact_max_rows=0`` forces every search through the HNSW graph + filter mask path."""
+
+    def make_index(self, root: Path) -> EmbeddedVectorIndex:
+        return EmbeddedVectorIndex(root, DIM, exact_max_rows=0)
