@@ -121,7 +121,7 @@ def test_large_table_splits_by_rows_repeating_header() -> None:
 def test_code_block_kept_whole() -> None:
     code = "def f(x):\n    return x + 1\n\nprint(f(2))"
     drafts = chunk([para(sentences("delta", 3), ("C",)), Element("code", code, section_path=("C",))], target=30)
-    assert any(code in d.text for d in drafts)
+    assert any(f"```\n{code}\n```" in d.text for d in drafts)
 
 
 def test_pages_span() -> None:
