@@ -244,7 +244,7 @@ class NetworkXGraphIndex:
             def chunk_ok(c: str) -> bool:
                 return admits(flt, node_meta[c]["f"])
 
-            nodes, edges = neighbourhood(adj, seeds, chunk_ok, self.ppr, deadline)
+            nodes, edges = neighbourhood(adj, tg.entity_degree, seeds, chunk_ok, self.ppr, deadline)
         personal = np.zeros(len(nodes))
         for i, node in enumerate(nodes[: len(seeds)]):
             personal[i] = seeds[node]

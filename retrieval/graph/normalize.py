@@ -18,7 +18,8 @@ import unicodedata
 MAX_ENTITY_TOKENS = 6
 MAX_ENTITY_CHARS = 60
 
-_STOP_TEXT = """a about above after again against all also am an and any are as at be because been before being below between
+_STOP_TEXT = """\
+    a about above after again against all also am an and any are as at be because been before being below between
     both but by can could did do does doing down during each either few for from further had has have having he her
     here hers herself him himself his how i if in into is it its itself just me more most my myself neither no nor not
     of off on once only or other our ours ourselves out over own same she should so some such than that the their

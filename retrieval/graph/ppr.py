@@ -21,8 +21,9 @@ from retrieval.graph.store import CHUNK, ENTITY
 @dataclass(frozen=True, slots=True)
 class PPRParams:
     hops: int = 2
-    max_nodes: int = 20_000
-    max_fanout: int = 1_000
+    max_nodes: int = 4_000
+    max_fanout: int = 100
+    max_seed_fanout: int = 500
     damping: float = 0.85
     max_iter: int = 50
     tol: float = 1e-7
@@ -31,8 +32,14 @@ class PPRParams:
 class _Walk:
     """Breadth-first collection of the neighbourhood, one chunk layer per hop."""
 
-    def __init__(self, adj: Mapping[str, Mapping[str, object]], chunk_ok: Callable[[str], bool], params: PPRParams):
-        self.adj, self.chunk_ok, self.params = adj, chunk_ok, params
+    def __init__(
+        self,
+        adj: Mapping[str, Mapping[str, object]],
+        degree: Callable[[str], int],
+        chunk_ok: Callable[[str], bool],
+        params: PPRParams,
+    ) -> None:
+        self.adj, self.degree, self.chunk_ok, self.params = adj, degree, chunk_ok, params
         self.index: dict[str, int] = {}
         self.nodes: list[str] = []
         self.edges: list[tuple[int, int]] = []
@@ -58,12 +65,11 @@ class _Walk:
         """Add the admitted chunks mentioning ``entities``; returns the ones new to the walk."""
         new: list[str] = []
         for e in entities:
-            nbrs = self.adj[e]
-            if not expand_hubs and len(nbrs) > self.params.max_fanout:
+            if not expand_hubs and self.degree(e) > self.params.max_fanout:
                 continue
             ei = self.index[e]
-            for c in nbrs:
-                if not c.startswith(CHUNK) or not self.admitted(c):
+            for c in self.adj[e]:
+                if c[0] != CHUNK[0] or not self.admitted(c):
                     continue
                 if c not in self.index:
                     if self.full():
@@ -80,19 +86,20 @@ class _Walk:
         for c in chunks:
             ci = self.index[c]
             for e in self.adj[c]:
-                if not e.startswith(ENTITY):
+                if e[0] != ENTITY[0]:
                     continue
                 if e in self.index:
                     self.edges.append((ci, self.index[e]))
                 elif grow and not self.full():
                     new.append(e)
                     self.edges.append((ci, self.add(e)))
-        new.sort(key=lambda n: len(self.adj[n]))
+        new.sort(key=self.degree)
         return new
 
 
 def neighbourhood(
     adj: Mapping[str, Mapping[str, object]],
+    degree: Callable[[str], int],
     seeds: Mapping[str, float],
     chunk_ok: Callable[[str], bool],
     params: PPRParams,
@@ -100,18 +107,28 @@ def neighbourhood(
 ) -> tuple[list[str], list[tuple[int, int]]]:
     """Nodes (seeds first) and entity-chunk edges (as index pairs) of the bounded, filtered neighbourhood.
 
-    Seeds are expanded whatever their degree; entities reached later are skipped when they are hubs
-    (``max_fanout``). Specific (low-degree) entities are expanded first, so caps cut the least informative part.
+    Seeds are expanded unless they are hubs (``max_seed_fanout``): a hub seed is only linked to the chunks the other
+    seeds reached (when all seeds are hubs, the most specific one is expanded). Entities reached later are skipped
+    when they mention more than ``max_fanout`` chunks. Specific (low-degree) entities are expanded first, so the
+    ``max_nodes`` cap cuts the least informative part.
     """
-    walk = _Walk(adj, chunk_ok, params)
-    frontier = sorted(seeds, key=lambda e: len(adj[e]))
+    walk = _Walk(adj, degree, chunk_ok, params)
+    frontier = sorted(seeds, key=degree)
     for e in frontier:
         walk.add(e)
+    hubs = [e for e in frontier if degree(e) > params.max_seed_fanout]
+    if len(hubs) < len(frontier):
+        frontier = frontier[: len(frontier) - len(hubs)]  # sorted by degree: the hubs are the tail
+    else:
+        hubs, frontier = hubs[1:], hubs[:1]  # only hubs: expand the most specific one (capped by max_nodes)
     for hop in range(params.hops):
         new_chunks = walk.chunks_of(frontier, expand_hubs=hop == 0, deadline=deadline)
         frontier = walk.entities_of(new_chunks, grow=hop < params.hops - 1)
         if not frontier or time.monotonic() > deadline:
             break
+    for h in hubs:  # a hub seed joins the chunks already reached instead of flooding the walk
+        hi = walk.index[h]
+        walk.edges.extend((hi, walk.index[c]) for c in walk.nodes if c[0] == CHUNK[0] and h in adj[c])
     return walk.nodes, walk.edges
 
 

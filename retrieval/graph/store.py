@@ -4,7 +4,7 @@ Node ids are strings with a kind prefix: ``e:<entity key>``, ``c:<chunk id>``, `
 ``s:<document id>/<section path>``. Each tenant has its own graph, so entity nodes are per tenant and nothing links
 two tenants. Edges:
 
-- chunk - entity (mentions; no attributes, kept small),
+- chunk - entity (mentions; no attributes, kept small; an entity node's ``n`` counts the chunks mentioning it),
 - entity - entity (co-occurrence in one chunk; ``weight`` = number of chunks where both appear),
 - document - section - sub-section - chunk (structure; a chunk without a section hangs off its document).
 
@@ -84,8 +84,8 @@ class TenantGraph:
         return sum(len(chunks) for chunks, _ in self.docs.values())
 
     def entity_degree(self, node: str) -> int:
-        """Number of chunks mentioning the entity node."""
-        return sum(1 for n in self.graph.adj[node] if n.startswith(CHUNK))
+        """Number of chunks mentioning the entity node (kept on the node as ``n``)."""
+        return int(self.graph.nodes[node]["n"])
 
     # ---------------------------------------------------------------- writes
     def upsert_document(
@@ -118,11 +118,12 @@ class TenantGraph:
             for key in keys:
                 ent = ENTITY + key
                 if ent not in g:
-                    g.add_node(ent)
+                    g.add_node(ent, n=0)
                     for tok in key.split():
                         if tok not in STOP_WORDS:
                             self.token_index.setdefault(tok, set()).add(key)
                 g.add_edge(node, ent)
+                g.nodes[ent]["n"] += 1
             for a, b in combinations(keys[: self.max_cooc_entities], 2):
                 ea, eb = ENTITY + a, ENTITY + b
                 if g.has_edge(ea, eb):
@@ -148,12 +149,14 @@ class TenantGraph:
                 data["weight"] -= 1
                 if data["weight"] <= 0:
                     g.remove_edge(ea, eb)
+            for ent in ents:
+                g.nodes[ent]["n"] -= 1
             touched.update(ents)
             g.remove_node(node)
         g.remove_nodes_from(section_nodes)
         g.remove_node(DOC + document_id)
         for ent in touched:
-            if not any(n.startswith(CHUNK) for n in g.adj[ent]):
+            if g.nodes[ent]["n"] <= 0:
                 self._drop_entity(ent)
 
     def _drop_entity(self, ent: str) -> None:
