@@ -1,0 +1,69 @@
+"""A real kbqa server (uvicorn subprocess, embedded mode, fresh data dir) for end-to-end tests."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class Server:
+    url: str
+    env: dict[str, str]
+
+    def create_key(self, *, tenant: str, role: str, name: str = "e2e") -> str:
+        out = subprocess.run(
+            [sys.executable, "-m", "app.cli", "keys", "create", "--quiet", "--tenant", tenant, "--role", role,
+             "--name", name],
+            cwd=REPO, env=self.env, capture_output=True, text=True, check=True, timeout=120,
+        )
+        return out.stdout.strip().splitlines()[-1]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory) -> Iterator[Server]:
+    port = _free_port()
+    data = tmp_path_factory.mktemp("kbqa-e2e") / "data"
+    env = {**os.environ, "KBQA_DATA_DIR": str(data), "KBQA_API__PORT": str(port), "HF_HUB_OFFLINE": "1",
+           "DO_NOT_TRACK": "1", "KBQA_API__REQUESTS_PER_MINUTE": "0", "KBQA_API__TOKENS_PER_MINUTE": "0"}
+    log = open(data.parent / "server.log", "w")  # noqa: SIM115
+    proc = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--port", str(port)], cwd=REPO, env=env,
+                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited: {(data.parent / 'server.log').read_text()[-3000:]}")
+        try:
+            if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    else:
+        proc.kill()
+        raise RuntimeError("server did not become ready")
+    yield Server(url=url, env=env)
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()

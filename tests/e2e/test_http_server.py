@@ -1,0 +1,89 @@
+"""Against a real running server over HTTP: upload → indexed → ask with citations; tenant isolation; JSON errors."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import httpx
+import pytest
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+DOC = b"""# Orion Lamp Care
+
+## Bulb replacement
+
+The Orion lamp uses a 7 W G9 bulb. Replace the bulb every 18 months.
+
+## Cleaning
+
+Wipe the Orion shade with a dry microfibre cloth.
+"""
+
+
+def _wait_indexed(client: httpx.Client, doc_id: str, timeout: float = 180) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        doc = client.get(f"/api/v1/documents/{doc_id}").json()
+        if doc["status"] in ("indexed", "failed"):
+            return doc
+        time.sleep(0.5)
+    raise AssertionError(f"document stuck: {doc}")
+
+
+def _events(text: str) -> list[tuple[str, dict]]:
+    out = []
+    for block in text.split("\n\n"):
+        lines = [ln for ln in block.splitlines() if ln and not ln.startswith(":")]
+        if lines:
+            etype = next(ln[7:] for ln in lines if ln.startswith("event: "))
+            out.append((etype, json.loads("\n".join(ln[6:] for ln in lines if ln.startswith("data: ")))))
+    return out
+
+
+def test_upload_ask_and_tenant_isolation(server):
+    key_a = server.create_key(tenant="acme", role="editor")
+    key_b = server.create_key(tenant="globex", role="admin")
+    a = httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {key_a}"}, timeout=120)
+    b = httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {key_b}"}, timeout=120)
+
+    r = a.post("/api/v1/documents", files=[("files", ("orion.md", DOC, "text/markdown")),
+                                           ("files", ("empty.txt", b"", "text/plain"))])
+    assert r.status_code == 202, r.text
+    docs = r.json()["documents"]
+    good = _wait_indexed(a, docs[0]["id"])
+    bad = _wait_indexed(a, docs[1]["id"])
+    assert good["status"] == "indexed" and good["chunk_count"] >= 1
+    assert [s["name"] for s in good["stages"]] == ["parsing", "chunking", "embedding", "indexing"]
+    assert bad["status"] == "failed" and bad["failure_reason"]
+
+    with a.stream("POST", "/api/v1/ask", json={"question": "How often should the Orion bulb be replaced?"}) as resp:
+        events = _events("".join(resp.iter_text()))
+    answer = "".join(d["text"] for t, d in events if t == "token")
+    assert "18 months" in answer and "[1]" in answer
+    sources = next(d for t, d in events if t == "sources")["sources"]
+    assert sources[0]["document_id"] == good["id"]
+    chunk = a.get(f"/api/v1/chunks/{sources[0]['chunk_id']}").json()
+    assert "18 months" in chunk["text"]
+
+    # another tenant sees nothing of it, by any route
+    assert b.get(f"/api/v1/documents/{good['id']}").status_code == 404
+    assert b.get(f"/api/v1/chunks/{sources[0]['chunk_id']}").status_code == 404
+    assert b.delete(f"/api/v1/documents/{good['id']}").status_code == 404
+    assert b.get("/api/v1/search", params={"q": "Orion lamp bulb"}).json()["results"] == []
+    with b.stream("POST", "/api/v1/ask", json={"question": "How often should the Orion bulb be replaced?"}) as resp:
+        b_events = _events("".join(resp.iter_text()))
+    assert "18 months" not in "".join(d["text"] for t, d in b_events if t == "token")
+    assert all(s["document_id"] != good["id"] for s in next(d for t, d in b_events if t == "sources")["sources"])
+
+
+def test_errors_are_json_over_the_wire(server):
+    key = server.create_key(tenant="acme", role="agent")
+    c = httpx.Client(base_url=server.url, timeout=30)
+    r = c.post("/api/v1/ask", json={"question": "x"})
+    assert r.status_code == 401 and r.json()["error"]["code"] == "unauthenticated"
+    r = c.post("/api/v1/documents", headers={"Authorization": f"Bearer {key}"}, files=[("files", ("a.md", b"x"))])
+    assert r.status_code == 403 and r.json()["error"]["code"] == "forbidden"
+    r = c.get("/api/v1/documents/does-not-exist", headers={"Authorization": f"Bearer {key}"})
+    assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
