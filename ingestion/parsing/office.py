@@ -189,8 +189,11 @@ def parse_pptx(data: bytes) -> ParsedDocument:
             if notes:
                 builder.add("text", f"Speaker notes: {notes}", page=number)
     props = deck.core_properties
+    title = (props.title or "").strip()
+    if title.lower() in ("powerpoint presentation", "presentation"):
+        title = ""  # the application's default, not the author's
     return ParsedDocument(
-        title=(props.title or "").strip() or builder.first_title(),
+        title=title or builder.first_title(),
         mime_type=MIME["pptx"],
         doc_type="pptx",
         elements=builder.elements,

