@@ -62,7 +62,9 @@ async function run(page) {
   await page.getByLabel("API key").fill(API_KEY);
   await shot(page, "01-login");
   await page.getByRole("button", { name: "Sign in" }).click();
-  await page.getByRole("navigation", { name: "Main" }).waitFor();
+  const nav = page.getByRole("navigation", { name: "Main" });
+  await nav.or(page.getByRole("alert")).first().waitFor();
+  if (!(await nav.isVisible())) throw new Error(`sign-in refused: ${await page.getByRole("alert").first().textContent()}`);
 
   step = "upload";
   const documentsTab = page.getByRole("button", { name: "Documents", exact: true });
@@ -82,11 +84,12 @@ async function run(page) {
 
   step = "ask";
   await page.getByRole("button", { name: "Chat", exact: true }).click();
+  const before = await page.locator("article.turn").count();
   await page.getByLabel("Question").fill(QUESTION);
   await page.getByLabel("Question").press("Enter");
-  await page.getByRole("button", { name: "Stop" }).waitFor({ timeout: 10_000 }).catch(() => undefined); // may finish fast
-  await page.getByRole("button", { name: "Send" }).waitFor({ timeout: ANSWER_TIMEOUT_MS });
-  const turn = page.locator("article.turn").last();
+  // The new turn's article is aria-busy while the answer streams.
+  const turn = page.locator("article.turn").nth(before);
+  await page.locator('article.turn[aria-busy="false"]').nth(before).waitFor({ timeout: ANSWER_TIMEOUT_MS });
   const answer = (await turn.locator(".answer-text").textContent())?.trim() ?? "";
   await shot(page, "03-answer");
   const failure = turn.locator(".banner-error");
