@@ -24,6 +24,7 @@ MAX_TABLE_PAGES = 60
 BUDGET_ENV = "KBQA_PARSE_BUDGET_S"
 _HEADING_RATIO = 1.15
 _MAX_HEADING_CHARS = 120
+_DIGITS = re.compile(r"\d+")
 _PAGE_NUMBER = re.compile(r"^(page\s*)?\d{1,4}(\s*(of|/)\s*\d{1,4})?$", re.I)
 
 
@@ -102,7 +103,23 @@ def _join(parts: list[str]) -> str:
     return out
 
 
+def _running_lines(lines: list[_Line]) -> set[str]:
+    """Headers/footers: lines (digits ignored) at the top or bottom of at least half the pages (3 or more)."""
+    by_page: dict[int, list[_Line]] = {}
+    for ln in lines:
+        if ln.table is None:
+            by_page.setdefault(ln.page, []).append(ln)
+    seen: Counter[str] = Counter()
+    for page_lines in by_page.values():
+        edge = {_DIGITS.sub("#", ln.text) for ln in page_lines[:2] + page_lines[-2:]}
+        seen.update(edge)
+    needed = max(3, len(by_page) // 2)
+    return {text for text, n in seen.items() if n >= needed}
+
+
 def _emit(lines: list[_Line], builder: ElementBuilder) -> None:
+    running = _running_lines(lines)
+    lines = [ln for ln in lines if ln.table is not None or _DIGITS.sub("#", ln.text) not in running]
     sized: Counter[float] = Counter()
     for ln in lines:
         if ln.table is None:

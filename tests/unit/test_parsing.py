@@ -196,3 +196,25 @@ def test_unstructured_uses_the_packaged_spacy_model_without_download() -> None:
         "First sentence here.",
         "Second one follows.",
     ]
+
+
+def test_pdf_drops_running_headers_and_footers(tmp_path: Path) -> None:
+    pytest.importorskip("reportlab")
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    path = tmp_path / "handbook.pdf"
+    pdf = canvas.Canvas(str(path), pagesize=A4)
+    topics = ["holidays", "expenses", "laptops", "travel"]
+    for page, topic in enumerate(topics, start=1):
+        pdf.setFont("Helvetica", 9)
+        pdf.drawString(72, 800, "ACME Employee Handbook - Confidential")
+        pdf.drawString(72, 40, f"Page {page} of 4")
+        pdf.setFont("Helvetica", 11)
+        pdf.drawString(72, 700, f"Rules for {topic} are set by the team lead.")
+        pdf.showPage()
+    pdf.save()
+    doc = parse_in_process(path)
+    texts = [e.text for e in doc.elements]
+    assert texts == [f"Rules for {t} are set by the team lead." for t in topics]
+    assert [e.page for e in doc.elements] == [1, 2, 3, 4]
