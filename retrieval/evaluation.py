@@ -2,7 +2,8 @@
 
 Usage::
 
-    python -m retrieval.evaluation --dataset ../shared/eval/beir_scifact [--configs bm25,dense,hybrid]
+    python -m retrieval.evaluation --dataset ../shared/eval/beir_scifact [--configs bm25,dense,hybrid] \
+        [--entities ingestion.entities:EntityExtractor]
 
 Configurations: ``bm25``, ``dense``, ``graph``, ``hybrid`` (bm25 + dense), ``hybrid+graph``, ``hybrid+graph+rerank``.
 Each runs the real :class:`retrieval.hybrid.HybridRetriever` with null indexes for the stages it leaves out, over temp
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import logging
 import os
 import tempfile
@@ -41,6 +43,7 @@ from retrieval.hybrid import HybridRetriever
 from retrieval.metrics import mean_metrics
 from retrieval.null import NullGraphIndex, NullKeywordIndex, NullVectorIndex
 from retrieval.protocols import Embedder, GraphIndex, KeywordIndex, Reranker, VectorIndex
+from retrieval.rerank import build_reranker
 
 log = logging.getLogger(__name__)
 
@@ -247,6 +250,12 @@ def main(argv: Sequence[str] | None = None, *, extract_entities: EntityExtractor
     ap.add_argument("--max-queries", type=int, default=None)
     ap.add_argument("--weights", default=None, help="keyword,vector,graph fusion weights, e.g. 1,1,0.5")
     ap.add_argument("--rrf-k", type=int, default=None)
+    ap.add_argument("--reranker", choices=["cross-encoder", "flag"], default=None,
+                    help="reranker for '+rerank' configurations (needs --reranker-path)")
+    ap.add_argument("--reranker-path", default="", help="local folder of a reranker model")
+    ap.add_argument("--entities", default=None, metavar="MODULE:CALLABLE",
+                    help="entity extractor factory for graph configurations, e.g. ingestion.entities:EntityExtractor "
+                    "(retrieval does not import ingestion itself; the kbqa CLI passes it)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     update: dict[str, object] = {}
@@ -255,10 +264,15 @@ def main(argv: Sequence[str] | None = None, *, extract_entities: EntityExtractor
         update.update(weight_keyword=wk, weight_vector=wv, weight_graph=wg)
     if args.rrf_k:
         update["rrf_k"] = args.rrf_k
+    if args.entities and extract_entities is None:
+        module, _, attr = args.entities.partition(":")
+        extract_entities = getattr(importlib.import_module(module), attr)()
+    if args.reranker:
+        update.update(reranker=args.reranker, reranker_model_path=args.reranker_path)
     settings = RetrievalSettings().model_copy(update=update)
     table = run_retrieval_eval(args.dataset, [c for c in args.configs.split(",") if c], settings=settings,
-                               extract_entities=extract_entities, cache_dir=args.cache_dir,
-                               max_queries=args.max_queries)
+                               extract_entities=extract_entities, reranker=build_reranker(settings),
+                               cache_dir=args.cache_dir, max_queries=args.max_queries)
     print(table.format())
 
 
