@@ -1,0 +1,47 @@
+"""Settings-keyed construction of the keyword and vector indexes (embedded on disk, or Weaviate).
+
+Embedded layout under ``root`` (normally ``Settings.index_dir``): ``root/bm25/`` (tantivy) and ``root/dense/``
+(see :mod:`retrieval.vector.embedded`). Weaviate needs the ``weaviate`` extra; one :class:`WeaviateIndex` can serve
+both roles (use :func:`build_indexes` to share one connection).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from app.core.settings import Settings
+from retrieval.protocols import KeywordIndex, VectorIndex
+
+
+def _weaviate(settings: Settings, dim: int) -> Any:
+    from retrieval.weaviate_backend import WeaviateIndex
+
+    ix = settings.index
+    return WeaviateIndex(ix.weaviate_url, dim=dim, grpc_port=ix.weaviate_grpc_port, api_key=ix.weaviate_api_key)
+
+
+def build_keyword_index(settings: Settings, root: Path, dim: int = 384) -> KeywordIndex:
+    """BM25 index: tantivy under ``root/bm25`` or the Weaviate collection (``dim`` is only used by Weaviate)."""
+    if settings.index.backend == "weaviate":
+        return _weaviate(settings, dim)
+    from retrieval.keyword import TantivyKeywordIndex
+
+    return TantivyKeywordIndex(Path(root) / "bm25")
+
+
+def build_vector_index(settings: Settings, root: Path, dim: int) -> VectorIndex:
+    """Dense index: embedded under ``root/dense`` or the Weaviate collection."""
+    if settings.index.backend == "weaviate":
+        return _weaviate(settings, dim)
+    from retrieval.vector import EmbeddedVectorIndex
+
+    return EmbeddedVectorIndex(Path(root) / "dense", dim)
+
+
+def build_indexes(settings: Settings, root: Path, dim: int) -> tuple[KeywordIndex, VectorIndex]:
+    """Both indexes; with Weaviate they are the same object (one connection, one collection)."""
+    if settings.index.backend == "weaviate":
+        both = _weaviate(settings, dim)
+        return both, both
+    return build_keyword_index(settings, root, dim), build_vector_index(settings, root, dim)

@@ -1,0 +1,323 @@
+"""Weaviate backend (weaviate-client v4): one collection serving BM25, near-vector and native hybrid queries.
+
+Tenant isolation uses Weaviate **multi-tenancy** (one shard per tenant, ``auto_tenant_creation``), not one collection
+per tenant: a shard per tenant is a hard physical boundary (a query on tenant A's shard cannot see B's objects even if
+a filter were wrong), tenants are cheap (Weaviate handles tens of thousands per node, while each collection carries
+its own schema and memory overhead), and one schema keeps migrations to one place. Kbqa tenant ids are mapped to
+Weaviate tenant names (``[A-Za-z0-9_-]{1,64}``) by :func:`tenant_name`.
+
+Other filters become ``Filter.by_property`` clauses. Chunks without ACL groups carry the marker group ``__public__``
+so "no groups OR any shared group" is one ``contains_any``. Object uuids are ``generate_uuid5(chunk.id)``: re-upserting
+the same chunks overwrites them (idempotent).
+
+Limits, stated plainly: Weaviate has no multi-object transactions, so ``upsert_document`` (insert new chunks, then
+delete the document's other chunks) can let a concurrent reader briefly see both versions; Weaviate BM25 tokenises
+words but does not stem. ``delete_document`` has no tenant argument, so it deletes in every tenant (one
+``delete_many`` per tenant).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import urlparse
+
+import numpy as np
+
+from app.core.errors import AppError, ErrorCode, missing_extra
+from app.core.types import ChunkRecord, Hit, SearchFilter
+
+PUBLIC_ACL = "__public__"
+_TENANT_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_WORD_RE = re.compile(r"\w", re.UNICODE)
+
+
+def _wvc() -> Any:
+    try:
+        import weaviate
+        import weaviate.classes as wvc
+    except ImportError as exc:
+        raise missing_extra("weaviate-client", "weaviate") from exc
+    return weaviate, wvc
+
+
+def tenant_name(tenant_id: str) -> str:
+    """Weaviate tenant name for a kbqa tenant id (used as-is when valid, else a stable hash)."""
+    if _TENANT_RE.match(tenant_id):
+        return tenant_id
+    return "t_" + hashlib.sha256(tenant_id.encode()).hexdigest()[:40]
+
+
+def build_filter(flt: SearchFilter) -> Any:
+    """The non-tenant part of ``flt`` as a Weaviate filter (``None`` when unrestricted)."""
+    _, wvc = _wvc()
+    f = wvc.query.Filter
+    parts = []
+    if flt.acl_groups is not None:
+        parts.append(f.by_property("acl").contains_any([PUBLIC_ACL, *flt.acl_groups]))
+    if flt.doc_types:
+        parts.append(f.any_of([f.by_property("doc_type").equal(t) for t in flt.doc_types]))
+    if flt.tags:
+        parts.append(f.by_property("tags").contains_any(list(flt.tags)))
+    if flt.document_ids:
+        parts.append(f.any_of([f.by_property("document_id").equal(d) for d in flt.document_ids]))
+    if flt.created_from is not None:
+        parts.append(f.by_property("created_at").greater_or_equal(flt.created_from))
+    if flt.created_to is not None:
+        parts.append(f.by_property("created_at").less_or_equal(flt.created_to))
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else f.all_of(parts)
+
+
+def _properties(c: ChunkRecord) -> dict[str, Any]:
+    props: dict[str, Any] = {
+        "chunk_id": c.id,
+        "document_id": c.document_id,
+        "title": c.title,
+        "section": c.section,
+        "text": c.text,
+        "acl": list(c.acl_groups) or [PUBLIC_ACL],
+        "tags": list(c.tags),
+        "doc_type": c.doc_type,
+    }
+    if c.created_at is not None:
+        props["created_at"] = c.created_at
+    return props
+
+
+class WeaviateIndex:
+    """Implements both :class:`~retrieval.protocols.KeywordIndex` and :class:`~retrieval.protocols.VectorIndex`.
+
+    ``upsert_document(document_id, chunks, vectors=None)``: with vectors it always writes; without (the keyword role)
+    it skips a document whose stored chunk ids already equal the new ones, so the vector role's vectors survive.
+    """
+
+    name = "weaviate"
+
+    def __init__(
+        self,
+        url: str = "http://127.0.0.1:8080",
+        *,
+        dim: int,
+        grpc_port: int = 50051,
+        api_key: str = "",
+        collection: str = "KbqaChunk",
+        client: Any = None,
+    ) -> None:
+        weaviate, wvc = _wvc()
+        self.dim = dim
+        self._wvc = wvc
+        try:
+            if client is None:
+                u = urlparse(url)
+                secure = u.scheme == "https"
+                client = weaviate.connect_to_custom(
+                    http_host=u.hostname or "127.0.0.1",
+                    http_port=u.port or (443 if secure else 8080),
+                    http_secure=secure,
+                    grpc_host=u.hostname or "127.0.0.1",
+                    grpc_port=grpc_port,
+                    grpc_secure=secure,
+                    auth_credentials=wvc.init.Auth.api_key(api_key) if api_key else None,
+                )
+            self._client = client
+            self._collection = self._ensure_collection(collection)
+        except weaviate.exceptions.WeaviateBaseError as exc:
+            raise AppError(ErrorCode.INDEX_UNAVAILABLE, f"cannot reach Weaviate at {url}: {exc}") from exc
+        except ValueError as exc:  # the client validates its connection parameters with pydantic
+            raise AppError(ErrorCode.CONFIGURATION, f"invalid Weaviate connection settings: {exc}") from exc
+        self._errors = weaviate.exceptions.WeaviateBaseError
+
+    def _ensure_collection(self, name: str) -> Any:
+        if self._client.collections.exists(name):
+            return self._client.collections.get(name)
+        c = self._wvc.config
+        text, field = c.DataType.TEXT, c.Tokenization.FIELD
+        props = [
+            c.Property(name="chunk_id", data_type=text, tokenization=field, index_searchable=False),
+            c.Property(name="document_id", data_type=text, tokenization=field, index_searchable=False),
+            c.Property(name="title", data_type=text, tokenization=c.Tokenization.WORD),
+            c.Property(name="section", data_type=text, tokenization=c.Tokenization.WORD),
+            c.Property(name="text", data_type=text, tokenization=c.Tokenization.WORD),
+            c.Property(name="acl", data_type=c.DataType.TEXT_ARRAY, tokenization=field, index_searchable=False),
+            c.Property(name="tags", data_type=c.DataType.TEXT_ARRAY, tokenization=field, index_searchable=False),
+            c.Property(name="doc_type", data_type=text, tokenization=field, index_searchable=False),
+            c.Property(name="created_at", data_type=c.DataType.DATE),
+        ]
+        hnsw = c.Configure.VectorIndex.hnsw(distance_metric=c.VectorDistances.COSINE)
+        if hasattr(c.Configure, "Vectors"):  # client >= 4.16
+            vectors: dict[str, Any] = {"vector_config": c.Configure.Vectors.self_provided(vector_index_config=hnsw)}
+        else:
+            vectors = {"vectorizer_config": c.Configure.Vectorizer.none(), "vector_index_config": hnsw}
+        return self._client.collections.create(
+            name,
+            properties=props,
+            multi_tenancy_config=c.Configure.multi_tenancy(enabled=True, auto_tenant_creation=True),
+            **vectors,
+        )
+
+    def _tenant(self, tenant_id: str) -> Any:
+        return self._collection.with_tenant(tenant_name(tenant_id))
+
+    def _tenant_names(self) -> list[str]:
+        return list(self._collection.tenants.get().keys())
+
+    # -- writes ---------------------------------------------------------------------------------------------------
+    def _stored_ids(self, coll: Any, document_id: str) -> set[str]:
+        f = self._wvc.query.Filter.by_property("document_id").equal(document_id)
+        res = coll.query.fetch_objects(filters=f, limit=10_000, return_properties=["chunk_id"])
+        return {o.properties["chunk_id"] for o in res.objects}
+
+    def upsert_document(
+        self, document_id: str, chunks: Sequence[ChunkRecord], vectors: np.ndarray | None = None
+    ) -> None:
+        if not chunks:
+            self.delete_document(document_id)
+            return
+        tenants = {c.tenant_id for c in chunks}
+        if len(tenants) != 1 or any(c.document_id != document_id for c in chunks):
+            raise AppError(ErrorCode.VALIDATION, "one upsert takes the chunks of one document of one tenant")
+        coll = self._tenant(chunks[0].tenant_id)
+        new_ids = {c.id for c in chunks}
+        try:
+            stored = self._stored_ids(coll, document_id)
+            if vectors is None and stored == new_ids:
+                return
+            objs = [
+                self._wvc.data.DataObject(
+                    properties=_properties(c),
+                    uuid=self._uuid(c.id),
+                    vector=None if vectors is None else np.asarray(vectors[i], dtype=np.float32).tolist(),
+                )
+                for i, c in enumerate(chunks)
+            ]
+            result = coll.data.insert_many(objs)
+            if result.errors:
+                raise AppError(ErrorCode.INDEX_UNAVAILABLE, f"Weaviate rejected objects: {result.errors}")
+            stale = sorted(stored - new_ids)
+            if stale:
+                f = self._wvc.query.Filter
+                coll.data.delete_many(
+                    where=f.all_of(
+                        [f.by_property("document_id").equal(document_id), f.by_property("chunk_id").contains_any(stale)]
+                    )
+                )
+        except self._errors as exc:
+            raise AppError(ErrorCode.INDEX_UNAVAILABLE, f"Weaviate write failed: {exc}") from exc
+
+    def upsert_many(self, items: Sequence[tuple[ChunkRecord, np.ndarray | None]], batch_size: int = 200) -> None:
+        """Bulk import (first load): fixed-size batches per tenant; no deletes of older versions."""
+        by_tenant: dict[str, list[tuple[ChunkRecord, np.ndarray | None]]] = {}
+        for c, v in items:
+            by_tenant.setdefault(c.tenant_id, []).append((c, v))
+        for tenant_id, rows in by_tenant.items():
+            coll = self._tenant(tenant_id)
+            with coll.batch.fixed_size(batch_size=batch_size) as batch:
+                for c, v in rows:
+                    vec = None if v is None else np.asarray(v, dtype=np.float32).tolist()
+                    batch.add_object(properties=_properties(c), uuid=self._uuid(c.id), vector=vec)
+            if coll.batch.failed_objects:
+                failed = coll.batch.failed_objects
+                raise AppError(ErrorCode.INDEX_UNAVAILABLE, f"{len(failed)} objects failed: {failed[0].message}")
+
+    def delete_document(self, document_id: str) -> None:
+        where = self._wvc.query.Filter.by_property("document_id").equal(document_id)
+        try:
+            for name in self._tenant_names():
+                self._collection.with_tenant(name).data.delete_many(where=where)
+        except self._errors as exc:
+            raise AppError(ErrorCode.INDEX_UNAVAILABLE, f"Weaviate delete failed: {exc}") from exc
+
+    def _uuid(self, chunk_id: str) -> str:
+        import weaviate.util
+
+        return str(weaviate.util.generate_uuid5(chunk_id))
+
+    # -- reads ----------------------------------------------------------------------------------------------------
+    def _run(self, tenant_id: str, fn: Any) -> list[Hit]:
+        if tenant_name(tenant_id) not in self._tenant_names():
+            return []
+        try:
+            return fn(self._tenant(tenant_id))
+        except self._errors as exc:
+            raise AppError(ErrorCode.INDEX_UNAVAILABLE, f"Weaviate query failed: {exc}") from exc
+
+    def search(self, query: str | np.ndarray, flt: SearchFilter, k: int) -> list[Hit]:
+        """BM25 when ``query`` is text, near-vector (cosine similarity) when it is a vector."""
+        if isinstance(query, str):
+            return self.search_text(query, flt, k)
+        return self.search_vector(query, flt, k)
+
+    def search_text(self, query: str, flt: SearchFilter, k: int) -> list[Hit]:
+        if k <= 0 or not _WORD_RE.search(query):
+            return []
+        meta = self._wvc.query.MetadataQuery(score=True)
+
+        def run(coll: Any) -> list[Hit]:
+            res = coll.query.bm25(
+                query=query,
+                query_properties=["title^2", "section", "text"],
+                filters=build_filter(flt),
+                limit=k,
+                return_metadata=meta,
+                return_properties=["chunk_id"],
+            )
+            return [Hit(o.properties["chunk_id"], float(o.metadata.score or 0.0)) for o in res.objects]
+
+        return self._run(flt.tenant_id, run)
+
+    def search_vector(self, vector: np.ndarray, flt: SearchFilter, k: int) -> list[Hit]:
+        if k <= 0:
+            return []
+        vec = np.asarray(vector, dtype=np.float32).reshape(-1).tolist()
+        meta = self._wvc.query.MetadataQuery(distance=True)
+
+        def run(coll: Any) -> list[Hit]:
+            res = coll.query.near_vector(
+                near_vector=vec,
+                filters=build_filter(flt),
+                limit=k,
+                return_metadata=meta,
+                return_properties=["chunk_id"],
+            )
+            return [Hit(o.properties["chunk_id"], 1.0 - float(o.metadata.distance or 0.0)) for o in res.objects]
+
+        return self._run(flt.tenant_id, run)
+
+    def hybrid(self, query: str, vector: np.ndarray, flt: SearchFilter, k: int, alpha: float = 0.5) -> list[Hit]:
+        """Weaviate's native hybrid (relative-score fusion; ``alpha`` 1 = pure vector, 0 = pure BM25)."""
+        if k <= 0:
+            return []
+        vec = np.asarray(vector, dtype=np.float32).reshape(-1).tolist()
+        q = self._wvc.query
+
+        def run(coll: Any) -> list[Hit]:
+            res = coll.query.hybrid(
+                query=query,
+                vector=vec,
+                alpha=alpha,
+                query_properties=["title^2", "section", "text"],
+                fusion_type=q.HybridFusion.RELATIVE_SCORE,
+                filters=build_filter(flt),
+                limit=k,
+                return_metadata=q.MetadataQuery(score=True),
+                return_properties=["chunk_id"],
+            )
+            return [Hit(o.properties["chunk_id"], float(o.metadata.score or 0.0)) for o in res.objects]
+
+        return self._run(flt.tenant_id, run)
+
+    def count(self, tenant_id: str | None = None) -> int:
+        names = self._tenant_names() if tenant_id is None else [tenant_name(tenant_id)]
+        total = 0
+        for name in names:
+            if tenant_id is not None and name not in self._tenant_names():
+                return 0
+            total += self._collection.with_tenant(name).aggregate.over_all(total_count=True).total_count or 0
+        return total
+
+    def close(self) -> None:
+        self._client.close()

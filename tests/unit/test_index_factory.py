@@ -1,0 +1,43 @@
+"""The index factory picks the backend from settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from app.core.errors import AppError, ErrorCode
+from app.core.settings import IndexSettings, Settings
+from retrieval.factory import build_indexes, build_keyword_index, build_vector_index
+from retrieval.keyword import TantivyKeywordIndex
+from retrieval.protocols import KeywordIndex, VectorIndex
+from retrieval.vector import EmbeddedVectorIndex
+
+pytestmark = pytest.mark.unit
+
+
+def test_embedded_backends_live_under_root(tmp_path: Path) -> None:
+    kw = build_keyword_index(Settings(), tmp_path)
+    vec = build_vector_index(Settings(), tmp_path, 8)
+    assert isinstance(kw, TantivyKeywordIndex) and isinstance(kw, KeywordIndex)
+    assert isinstance(vec, EmbeddedVectorIndex) and isinstance(vec, VectorIndex) and vec.dim == 8
+    assert (tmp_path / "bm25").is_dir() and (tmp_path / "dense").is_dir()
+    kw.close()
+    vec.close()
+
+
+def test_unreachable_weaviate_is_index_unavailable(tmp_path: Path) -> None:
+    pytest.importorskip("weaviate", reason="weaviate-client is not installed")
+    index = IndexSettings(backend="weaviate", weaviate_url="http://127.0.0.1:9", weaviate_grpc_port=10)
+    settings = Settings(index=index)
+    with pytest.raises(AppError) as err:
+        build_indexes(settings, tmp_path, 8)
+    assert err.value.code is ErrorCode.INDEX_UNAVAILABLE
+
+
+def test_invalid_weaviate_settings_are_a_configuration_error(tmp_path: Path) -> None:
+    pytest.importorskip("weaviate", reason="weaviate-client is not installed")
+    index = IndexSettings(backend="weaviate", weaviate_url="http://127.0.0.1:9", weaviate_grpc_port=9)
+    with pytest.raises(AppError) as err:
+        build_vector_index(Settings(index=index), tmp_path, 8)
+    assert err.value.code is ErrorCode.CONFIGURATION
