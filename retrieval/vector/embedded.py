@@ -157,6 +157,35 @@ class EmbeddedVectorIndex:
             vecs = vecs / np.where(norms == 0, 1, norms)
         self._write(document_id, chunks, vecs)
 
+    def upsert_many(self, documents: Sequence[tuple[str, Sequence[ChunkRecord], np.ndarray]]) -> None:
+        """Bulk load: several documents, one WAL append and one graph insert (same semantics as repeated upserts)."""
+        if len({d for d, _, _ in documents}) != len(documents):
+            raise AppError(ErrorCode.VALIDATION, "upsert_many takes each document id at most once")
+        items = []
+        for document_id, chunks, vectors in documents:
+            vecs = np.asarray(vectors, dtype=np.float32).reshape(len(chunks), self.dim)
+            norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+            items.append((document_id, chunks, vecs / np.where(norms == 0, 1, norms)))
+        blob = b"".join(wal.encode(d, c, v) for d, c, v in items)
+        with self._lock.write():
+            path = self._wal_path(self._gen)
+            with path.open("ab") as fh:
+                fh.write(blob)
+                fh.flush()
+                os.fsync(fh.fileno())
+            dead = [r for d, _, _ in items for r in self._rows.kill_document(d)]
+            if dead:
+                self._ann.remove(np.asarray(dead, dtype=np.uint64))
+            chunks_all = [c for _, cs, _ in items for c in cs]
+            if chunks_all:
+                vecs16 = np.concatenate([v for _, _, v in items]).astype(np.float16)
+                rows = self._rows.append(chunks_all, vecs16)
+                self._ann.add(np.asarray(rows, dtype=np.uint64), vecs16.astype(np.float32), threads=0)
+            self._dirty = True
+            self._wal_offset = path.stat().st_size
+            if self._wal_offset > self.wal_max_bytes:
+                self._checkpoint()
+
     def delete_document(self, document_id: str) -> None:
         with self._lock.read():
             known = document_id in self._rows.doc_rows

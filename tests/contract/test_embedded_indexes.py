@@ -94,3 +94,22 @@ class TestEmbeddedVectorIndexAnn(VectorContract):
 
     def make_index(self, root: Path) -> EmbeddedVectorIndex:
         return EmbeddedVectorIndex(root, DIM, exact_max_rows=0)
+
+
+def test_bulk_loads_match_single_upserts(tmp_path: Path) -> None:
+    from tests.contract.index_contract import chunk
+
+    docs = {f"d{i}": [chunk("t1", f"d{i}", j) for j in range(3)] for i in range(5)}
+    vec = EmbeddedVectorIndex(tmp_path / "dense", DIM, exact_max_rows=0)
+    vec.upsert_document("d0", [chunk("t1", "d0", 9, version=0)], vector_for("old")[None, :])
+    vec.upsert_many([(d, cs, np.stack([vector_for(c.id) for c in cs])) for d, cs in docs.items()])
+    kw = TantivyKeywordIndex(tmp_path / "bm25")
+    kw.upsert_many(list(docs.items()))
+    expected = {c.id for cs in docs.values() for c in cs}
+    assert {h.chunk_id for h in kw.search("common", SearchFilter("t1"), 50)} == expected
+    assert {h.chunk_id for h in vec.search(vector_for("q"), SearchFilter("t1"), 50)} == expected
+    vec.close()
+    again = EmbeddedVectorIndex(tmp_path / "dense", DIM)
+    assert again.count("t1") == 15
+    again.close()
+    kw.close()
