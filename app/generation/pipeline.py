@@ -138,6 +138,8 @@ class AnswerPipeline:
         if tail:
             state["answer"] += tail
             yield Token(tail)
+        if state["answer"].strip().startswith(REFUSAL_TEXT):
+            state["refused"] = True  # the model found no answer in the passages
         citations = await asyncio.to_thread(check_support, state["answer"], sources, self.embedder)
         mark("citations")
         yield Citations(citations)

@@ -125,6 +125,12 @@ async def test_refusal_when_evidence_absent() -> None:
 
 
 @pytest.mark.asyncio
+async def test_model_refusal_is_flagged() -> None:
+    events = await collect(pipeline(FakeRetriever([GOOD]), FakeLLM([REFUSAL_TEXT])))
+    assert events[-1].refused and events[-1].answer == REFUSAL_TEXT
+
+
+@pytest.mark.asyncio
 async def test_refusal_when_nothing_retrieved() -> None:
     events = await collect(pipeline(FakeRetriever([]), FakeLLM(["x"])))
     assert events[-1].refused and events[1].sources == []
