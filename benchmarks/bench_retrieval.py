@@ -2,10 +2,10 @@
 
 Usage: python benchmarks/bench_retrieval.py [--n 100000] [--full] [--queries 200]
 
-``--full`` runs 1,000,000 chunks (about 1.5 GB of vectors; minutes to build). Chunks are 60 words drawn from a Zipf
-vocabulary, each mentioning 3 names of a 20k-entity vocabulary; vectors are random unit vectors (384-d), and a query
-vector is a corpus vector plus noise, so the embedder cost is *not* in these numbers (MiniLM on CPU adds ~10-20 ms per
-query; see the embedder benchmark). Queries take 5 words and one entity name of a random chunk.
+``--full`` runs 1,000,000 chunks (about 1.5 GB of vectors; long build). Chunks are 60 words drawn from a Zipf
+vocabulary, each mentioning 3 names of a 20k-entity vocabulary, 20 chunks per document. Vectors are random unit
+vectors (384-d) and a query vector is a corpus vector plus noise, so the embedder cost is *not* in these numbers
+(MiniLM on CPU adds its own query-embedding time). Queries take 5 words and one entity name of a random chunk.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from retrieval.hybrid import HybridRetriever  # noqa: E402
 
 DIM = 384
 TENANT = "bench"
+CHUNKS_PER_DOC = 20
 
 
 class LookupEmbedder:
@@ -62,8 +63,9 @@ def synthetic(n: int, seed: int = 7) -> tuple[list[ChunkRecord], list[list[str]]
     for i in range(n):
         names = list(entities[ent_ids[i]])
         text = " ".join(vocab[word_ids[i]]) + " " + " ".join(names)
-        chunks.append(ChunkRecord(id=f"c{i}", tenant_id=TENANT, document_id=f"d{i}", document_version=1,
-                                  title=f"doc {i}", text=text))
+        doc = i // CHUNKS_PER_DOC
+        chunks.append(ChunkRecord(id=f"c{i}", tenant_id=TENANT, document_id=f"d{doc}", document_version=1,
+                                  title=f"doc {doc}", text=text, order=i % CHUNKS_PER_DOC))
         ents.append([str(x) for x in names])
     vecs = rng.standard_normal((n, DIM), dtype=np.float32)
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)

@@ -1,8 +1,12 @@
-"""Builders of the temp embedded indexes used by :mod:`retrieval.evaluation` and the retrieval benchmark."""
+"""Builders of the temp embedded indexes used by :mod:`retrieval.evaluation` and the retrieval benchmark.
+
+Chunks are loaded one document at a time (a document's chunks must be consecutive), the way ingestion writes them.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from itertools import groupby
 from pathlib import Path
 
 import numpy as np
@@ -22,16 +26,25 @@ def default_embedder() -> Embedder:
     return build_embedder(EmbeddingSettings())
 
 
+def by_document(chunks: Sequence[ChunkRecord]) -> Iterator[tuple[str, int, int]]:
+    """``(document_id, start, stop)`` for each run of consecutive chunks of one document."""
+    start = 0
+    for doc_id, group in groupby(chunks, key=lambda c: c.document_id):
+        n = sum(1 for _ in group)
+        yield doc_id, start, start + n
+        start += n
+
+
 def build_keyword(folder: Path, chunks: Sequence[ChunkRecord]) -> TantivyKeywordIndex:
     idx = TantivyKeywordIndex(folder)
-    idx.upsert_many([(c.document_id, [c]) for c in chunks])
+    idx.upsert_many([(doc, list(chunks[a:b])) for doc, a, b in by_document(chunks)])
     return idx
 
 
 def build_vector(folder: Path, chunks: Sequence[ChunkRecord], vectors: np.ndarray, dim: int) -> VectorIndex:
     idx = EmbeddedVectorIndex(folder, dim, wal_max_bytes=1 << 40)
-    for i, c in enumerate(chunks):
-        idx.upsert_document(c.document_id, [c], vectors[i : i + 1])
+    for doc, a, b in by_document(chunks):
+        idx.upsert_document(doc, chunks[a:b], vectors[a:b])
     return idx
 
 
@@ -45,7 +58,7 @@ def build_graph(
 ) -> NetworkXGraphIndex:
     # bulk load: one snapshot at the end instead of one every few hundred documents
     idx = NetworkXGraphIndex(folder, query_extractor=query_extractor, timeout_s=timeout_s, compact_every=10**9)
-    for c, ents in zip(chunks, entities, strict=True):
-        idx.upsert_document(c.document_id, [c], [list(ents)])
+    for doc, a, b in by_document(chunks):
+        idx.upsert_document(doc, chunks[a:b], [list(e) for e in entities[a:b]])
     idx.flush()
     return idx
