@@ -79,12 +79,12 @@ describe("ChatPage", () => {
     expect(screen.getByRole("button", { name: "Stop" })).toBeInTheDocument();
 
     stream.push(sse("token", { text: "for 10 s [1]." }) + ": ping\n\n");
-    stream.push(sse("citations", { citations: [CITATION] }) + sse("degraded", { reasons: ["reranker_unavailable"] }));
+    stream.push(sse("citations", { citations: [CITATION] }) + sse("degraded", { reasons: ["rerank"] }));
     stream.push(sse("done", DONE));
     stream.close();
 
     expect(await screen.findByRole("button", { name: "Send" })).toBeInTheDocument();
-    expect(screen.getByText(/Degraded answer: reranker_unavailable/)).toBeInTheDocument();
+    expect(screen.getByText(/Degraded answer: reranking skipped/)).toBeInTheDocument();
     const chips = screen.getAllByRole("button", { name: "Citation 1: Router Manual" });
     expect(chips).toHaveLength(2); // inline marker + citation list
 
@@ -93,7 +93,11 @@ describe("ChatPage", () => {
     expect(await within(panel).findByText(CHUNK.text)).toBeInTheDocument();
     expect(within(panel).getByText("Setup › Reset")).toBeInTheDocument();
     expect(within(panel).getByText("p. 3")).toBeInTheDocument();
-    expect(within(panel).getByRole("heading", { name: "Router Manual" })).toBeInTheDocument();
+    expect(within(panel).getByRole("heading", { name: "Router Manual" })).toHaveFocus();
+
+    await user.keyboard("{Escape}");
+    expect(screen.queryByRole("complementary", { name: "Cited passage" })).toBeNull();
+    await waitFor(() => expect(chips[0]).toHaveFocus());
   });
 
   it("stops a streaming answer with the Stop button", async () => {

@@ -7,7 +7,14 @@ import { useChat } from "./useChat";
 
 export function ChatPage() {
   const chat = useChat();
-  const [openChunk, setOpenChunk] = useState<string | null>(null);
+  const [openChunk, setOpenChunkState] = useState<string | null>(null);
+  const returnFocus = useRef<HTMLElement | null>(null);
+  // Opening the panel moves focus into it; closing returns focus to the chip that opened it.
+  const setOpenChunk = (id: string | null) => {
+    if (id && !openChunk) returnFocus.current = document.activeElement as HTMLElement | null;
+    if (!id && openChunk) window.setTimeout(() => returnFocus.current?.focus(), 0);
+    setOpenChunkState(id);
+  };
   const endRef = useRef<HTMLDivElement>(null);
   const lastAnswerLength = chat.turns.at(-1)?.answer.length ?? 0;
 

@@ -9,6 +9,15 @@ interface Props {
   onOpenCitation: (chunkId: string) => void;
 }
 
+const REASONS: Record<string, string> = {
+  vector: "dense retrieval unavailable",
+  graph: "graph retrieval unavailable",
+  rerank: "reranking skipped",
+  llm_fallback: "language model unavailable, extractive answer",
+};
+
+export const describeReason = (r: string) => REASONS[r] ?? r;
+
 function StatusBanners({ turn }: { turn: Turn }) {
   return (
     <>
@@ -19,7 +28,7 @@ function StatusBanners({ turn }: { turn: Turn }) {
       )}
       {turn.degraded && (
         <div className="banner banner-degraded" role="status">
-          Degraded answer{turn.degradedReasons.length > 0 ? `: ${turn.degradedReasons.join(", ")}` : ""}.
+          Degraded answer{turn.degradedReasons.length > 0 ? `: ${turn.degradedReasons.map(describeReason).join("; ")}` : ""}.
         </div>
       )}
       {turn.status === "stopped" && <div className="banner" role="status">Stopped.</div>}
