@@ -228,7 +228,7 @@ class NetworkXGraphIndex:
         deadline = time.monotonic() + self.timeout_s
         with t.lock:
             tg = t.graph
-            adj = tg.graph.adj
+            adj = tg.graph._adj  # the raw dict-of-dicts: several times faster than the view in the walk
             linked = self._link(tg, query)
             seeds: dict[str, float] = {}
             for key, match in linked.items():
@@ -239,7 +239,7 @@ class NetworkXGraphIndex:
             if not seeds:
                 return []
             seeds = dict(sorted(seeds.items(), key=lambda kv: (-kv[1], kv[0]))[: self.max_seeds])
-            node_meta = tg.graph.nodes
+            node_meta = tg.graph._node
 
             def chunk_ok(c: str) -> bool:
                 return admits(flt, node_meta[c]["f"])

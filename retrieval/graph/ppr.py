@@ -80,19 +80,22 @@ class _Walk:
                 break
         return new
 
-    def entities_of(self, chunks: list[str], *, grow: bool) -> list[str]:
-        """Link ``chunks`` to known entities; with ``grow``, add unknown ones too and return those."""
+    def entities_of(self, chunks: list[str]) -> list[str]:
+        """Add the entities the new ``chunks`` mention (up to ``max_nodes``); returns the ones new to the walk."""
         new: list[str] = []
+        index, edges, cap = self.index, self.edges, self.params.max_nodes
         for c in chunks:
-            ci = self.index[c]
+            ci = index[c]
             for e in self.adj[c]:
                 if e[0] != ENTITY[0]:
                     continue
-                if e in self.index:
-                    self.edges.append((ci, self.index[e]))
-                elif grow and not self.full():
+                ei = index.get(e)
+                if ei is None:
+                    if len(self.nodes) >= cap:
+                        continue
                     new.append(e)
-                    self.edges.append((ci, self.add(e)))
+                    ei = self.add(e)
+                edges.append((ci, ei))
         new.sort(key=self.degree)
         return new
 
@@ -123,9 +126,9 @@ def neighbourhood(
         hubs, frontier = hubs[1:], hubs[:1]  # only hubs: expand the most specific one (capped by max_nodes)
     for hop in range(params.hops):
         new_chunks = walk.chunks_of(frontier, expand_hubs=hop == 0, deadline=deadline)
-        frontier = walk.entities_of(new_chunks, grow=hop < params.hops - 1)
-        if not frontier or time.monotonic() > deadline:
-            break
+        if hop == params.hops - 1 or time.monotonic() > deadline:
+            break  # the last layer's chunks already have their edges to the entities that reached them
+        frontier = walk.entities_of(new_chunks)
     for h in hubs:  # a hub seed joins the chunks already reached instead of flooding the walk
         hi = walk.index[h]
         walk.edges.extend((hi, walk.index[c]) for c in walk.nodes if c[0] == CHUNK[0] and h in adj[c])

