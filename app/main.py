@@ -91,7 +91,7 @@ def build_container(settings: Settings) -> Container:
         keyword=indexes.keyword, vector=indexes.vector, graph=indexes.graph, embedder=embedder, store=store,
         settings=settings.retrieval, reranker=build_reranker(settings.retrieval),
     )
-    llm = build_llm(settings.generation)
+    llm = build_llm(settings.generation, embedder=embedder)
     versions = {
         "chunker": CHUNKER_VERSION,
         "embedder": f"{embedder.model_name}@{embedder.model_version}",
@@ -99,7 +99,7 @@ def build_container(settings: Settings) -> Container:
         "model": f"{llm.name}:{llm.model}",
     }
     answers = AnswerPipeline(
-        retriever=retriever, llm=llm, fallback=ExtractiveBackend(embedder=embedder), embedder=embedder,
+        retriever=retriever, llm=llm, fallback=ExtractiveBackend(embedder, context_window=settings.generation.context_window), embedder=embedder,
         settings=settings.generation, versions=versions,
     )
     dispatcher: Any

@@ -9,9 +9,11 @@ from dataclasses import dataclass
 
 from app.core.db.session import Database
 from app.core.settings import Settings
+from ingestion.entities import EntityExtractor
 from ingestion.pipeline import Indexes, IngestPipeline
 from retrieval.embedders import build_embedder
-from retrieval.factory import build_graph_index, build_keyword_index, build_vector_index
+from retrieval.factory import build_indexes as build_text_indexes
+from retrieval.graph import NetworkXGraphIndex
 from retrieval.protocols import Embedder
 
 
@@ -28,26 +30,23 @@ class IngestRuntime:
         self.db.dispose()
 
 
-def build_indexes(settings: Settings, embedder: Embedder) -> Indexes:
+def build_indexes(settings: Settings, embedder: Embedder, extractor: EntityExtractor | None = None) -> Indexes:
+    """Keyword + vector (embedded or Weaviate, by settings) and the graph (networkx, on disk under the data dir)."""
     root = settings.index_dir
     root.mkdir(parents=True, exist_ok=True)
-    return Indexes(
-        keyword=build_keyword_index(settings, root),
-        vector=build_vector_index(settings, root, embedder.dim),
-        graph=build_graph_index(settings, root),
-        lock_path=root / ".write.lock",
-    )
+    keyword, vector = build_text_indexes(settings, root, embedder.dim)
+    graph = NetworkXGraphIndex(root / "graph", query_extractor=extractor.extract if extractor else None,
+                               timeout_s=settings.retrieval.timeout_s / 2)
+    return Indexes(keyword=keyword, vector=vector, graph=graph, lock_path=root / ".write.lock")
 
 
 def build_ingest_runtime(
     settings: Settings, *, db: Database | None = None, embedder: Embedder | None = None,
     indexes: Indexes | None = None,
 ) -> IngestRuntime:
-    from ingestion.entities import EntityExtractor
-
     db = db or Database(settings.database_url, connect_timeout_s=settings.database.connect_timeout_s)
     embedder = embedder or build_embedder(settings.embedding)
-    indexes = indexes or build_indexes(settings, embedder)
-    pipeline = IngestPipeline(settings=settings, db=db, indexes=indexes, embedder=embedder,
-                              extractor=EntityExtractor())
+    extractor = EntityExtractor()
+    indexes = indexes or build_indexes(settings, embedder, extractor)
+    pipeline = IngestPipeline(settings=settings, db=db, indexes=indexes, embedder=embedder, extractor=extractor)
     return IngestRuntime(settings=settings, db=db, indexes=indexes, embedder=embedder, pipeline=pipeline)

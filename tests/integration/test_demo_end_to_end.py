@@ -110,7 +110,7 @@ def test_search_returns_scores_per_retriever(demo):
                    headers={"Authorization": f"Bearer {key}"})
     assert r.status_code == 200
     results = r.json()["results"]
-    assert results and set(results[0]["scores"]) <= {"keyword", "vector", "graph", "rerank"}
+    assert results and set(results[0]["scores"]) <= {"keyword", "vector", "graph", "fused", "rerank"}
     assert any("troubleshooting" in x["title"].lower() for x in results[:3])
 
 
