@@ -6,7 +6,8 @@ the graph (bounded by ``timeout_s``). A reload after another process wrote build
 swaps the reference in under it, so readers keep using the old graph object meanwhile and never see a mix.
 
 Search links the query to entities (exact normalised n-grams, plus the names a ``query_extractor`` such as
-``ingestion.entities.EntityExtractor`` finds, then partial token matches as a fallback), weights each seed by
+``ingestion.entities.EntityExtractor`` finds; as a fallback, names sharing words with the query, words corrected for
+typos with rapidfuzz when it is installed), weights each seed by
 specificity ``1 / log(1 + degree)``, runs personalised PageRank on the filtered neighbourhood and ranks chunk nodes.
 """
 
@@ -33,6 +34,27 @@ QueryExtractor = Callable[[Sequence[str]], list[list[str]]]
 
 #: Weight of a seed found only by partial (token) matching, relative to an exact match.
 PARTIAL_WEIGHT = 0.5
+#: Partial matching ignores a query word that occurs in more entity names than this.
+MAX_PARTIAL_KEYS = 2_000
+#: Typo correction: minimum rapidfuzz ratio, and shortest word worth correcting.
+TYPO_MIN_SCORE, TYPO_MIN_LEN = 85.0, 5
+
+
+def _typo_fixes(tokens: set[str], vocabulary: dict[str, set[str]]) -> set[str]:
+    """Entity-name words close to query words that are not in any name (``kestral`` -> ``kestrel``)."""
+    unknown = [t for t in tokens if t not in vocabulary and len(t) >= TYPO_MIN_LEN and t.isalpha()]
+    if not unknown:
+        return set()
+    try:
+        from rapidfuzz import fuzz, process
+    except ImportError:  # optional: without it, no typo correction
+        return set()
+    fixes = set()
+    for tok in unknown:
+        match = process.extractOne(tok, vocabulary.keys(), scorer=fuzz.ratio, score_cutoff=TYPO_MIN_SCORE)
+        if match is not None:
+            fixes.add(match[0])
+    return fixes
 
 
 class _Tenant:
@@ -188,15 +210,23 @@ class NetworkXGraphIndex:
     def link(self, query: str, tenant_id: str) -> dict[str, float]:
         """Entity keys of the tenant's graph that ``query`` names, with a match weight (1 exact, <1 partial)."""
         t = self._tenants.get(tenant_id)
-        return self._link(t.graph, query) if t else {}
+        if t is None:
+            return {}
+        candidates = self._candidates(query)
+        with t.lock:
+            return self._link(t.graph, query, candidates)
 
-    def _link(self, tg: TenantGraph, query: str) -> dict[str, float]:
-        g = tg.graph
-        found: dict[str, float] = {}
-        covered: set[str] = set()
+    def _candidates(self, query: str) -> list[str]:
+        """Possible entity keys of the query: its n-grams, plus what the query extractor finds (run without locks)."""
         candidates = query_ngrams(query)
         if self.query_extractor is not None:
             candidates += [normalize_entity(n) for n in self.query_extractor([query])[0]]
+        return candidates
+
+    def _link(self, tg: TenantGraph, query: str, candidates: list[str]) -> dict[str, float]:
+        g = tg.graph
+        found: dict[str, float] = {}
+        covered: set[str] = set()
         for key in candidates:
             if key and key not in found and (ENTITY + key) in g:
                 tokens = set(key.split())
@@ -207,10 +237,14 @@ class NetworkXGraphIndex:
         if found:
             return found
         query_tokens = set(content_tokens(query))
-        for tok in query_tokens:
-            for key in tg.token_index.get(tok, ()):
+        tokens = query_tokens | _typo_fixes(query_tokens, tg.token_index)
+        for tok in tokens:
+            keys = tg.token_index.get(tok, ())
+            if len(keys) > MAX_PARTIAL_KEYS:
+                continue  # a word in thousands of names links nothing in particular
+            for key in keys:
                 key_tokens = set(key.split())
-                overlap = len(key_tokens & query_tokens) / len(key_tokens)
+                overlap = len(key_tokens & tokens) / len(key_tokens)
                 found[key] = max(found.get(key, 0.0), PARTIAL_WEIGHT * overlap)
         best = sorted(found.items(), key=lambda kv: (-kv[1], kv[0]))[: self.max_seeds * 4]
         return dict(best)
@@ -226,10 +260,11 @@ class NetworkXGraphIndex:
             return []
         self._refresh(t)
         deadline = time.monotonic() + self.timeout_s
+        candidates = self._candidates(query)
         with t.lock:
             tg = t.graph
             adj = tg.graph._adj  # the raw dict-of-dicts: several times faster than the view in the walk
-            linked = self._link(tg, query)
+            linked = self._link(tg, query, candidates)
             seeds: dict[str, float] = {}
             for key, match in linked.items():
                 node = ENTITY + key

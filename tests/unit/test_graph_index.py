@@ -290,6 +290,8 @@ def test_no_link_returns_empty_and_partial_match_links(index: NetworkXGraphIndex
     assert index.search("weather tomorrow", SearchFilter("t1"), 5) == []
     assert index.search("anything", SearchFilter("t1"), 0) == []
     assert index.link("tell me about Kestrel", "t1") == {"kestrel device": 0.25}
+    assert index.link("tell me about Kestral", "t1") == {"kestrel device": 0.25}  # typo corrected
+    assert index.link("tell me about Kestral", "nobody") == {}
     assert [h.chunk_id for h in index.search("tell me about Kestrel", SearchFilter("t1"), 5)] == [chunk("d1", 0).id]
 
 
