@@ -1,4 +1,4 @@
-"""Embedded dense index: float16 row store + usearch HNSW (int8) + filter masks, persisted as snapshot + WAL.
+"""Embedded dense index: float32 row store + usearch HNSW (int8) + filter masks, persisted as snapshot + WAL.
 
 Search pushes the filter down: a boolean mask of admitted rows is computed from per-row metadata first. When few
 rows are admitted (``<= exact_max_rows``) the query is scored exactly over just those rows; otherwise the HNSW graph
@@ -10,7 +10,7 @@ too slow for the p95 target on two busy cores, usearch int8 search is ~1 ms and 
 On disk (``directory``)::
 
     CURRENT              generation number of the live snapshot
-    gen-<N>/rows.npz     float16 vectors + per-row metadata arrays
+    gen-<N>/rows.npz     float32 vectors + per-row metadata arrays
     gen-<N>/meta.json    chunk ids, ACL groups, tags, vocabularies
     gen-<N>/ann.usearch  the HNSW graph (keys are row numbers)
     wal-<N>.log          document writes after snapshot N (replayed on open)
@@ -178,9 +178,10 @@ class EmbeddedVectorIndex:
                 self._ann.remove(np.asarray(dead, dtype=np.uint64))
             chunks_all = [c for _, cs, _ in items for c in cs]
             if chunks_all:
-                vecs16 = np.concatenate([v for _, _, v in items]).astype(np.float16)
-                rows = self._rows.append(chunks_all, vecs16)
-                self._ann.add(np.asarray(rows, dtype=np.uint64), vecs16.astype(np.float32), threads=0)
+                # Round through float16 as the WAL does, so live and replayed indexes hold the same vectors.
+                vecs = np.concatenate([v for _, _, v in items]).astype(np.float16).astype(np.float32)
+                rows = self._rows.append(chunks_all, vecs)
+                self._ann.add(np.asarray(rows, dtype=np.uint64), vecs, threads=0)
             self._dirty = True
             self._wal_offset = path.stat().st_size
             if self._wal_offset > self.wal_max_bytes:
@@ -201,7 +202,7 @@ class EmbeddedVectorIndex:
                 fh.flush()
                 os.fsync(fh.fileno())
             # Store exactly what a replay would store (float16), so reopened and live indexes agree.
-            self._apply(document_id, chunks, vecs.astype(np.float16))
+            self._apply(document_id, chunks, vecs.astype(np.float16).astype(np.float32))
             self._dirty = True
             self._wal_offset = path.stat().st_size
             if self._wal_offset > self.wal_max_bytes:
@@ -225,7 +226,8 @@ class EmbeddedVectorIndex:
                 cand = np.flatnonzero(mask)
             else:
                 cand = self._ann_candidates(q, mask, admitted, k)
-            scores = self._rows.vectors[cand].astype(np.float32) @ q
+            # einsum, not ``@``: multi-threaded BLAS matvec collapses (~200x) on busy cores; this is memory-bound.
+            scores = np.einsum("ij,j->i", self._rows.vectors[cand], q)
             top = np.argsort(-scores, kind="stable")[:k]
             ids = self._rows.chunk_ids
             return [Hit(ids[int(cand[i])], float(scores[i])) for i in top]

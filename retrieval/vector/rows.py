@@ -1,4 +1,4 @@
-"""Row storage of the embedded vector index: float16 vectors plus per-row filter metadata, and filter masks.
+"""Row storage of the embedded vector index: float32 vectors plus per-row filter metadata, and filter masks.
 
 Rows are append-only; deleting a document marks its rows dead (``alive[row] = False``). Row ids are stable, so the
 ANN graph keys them directly. Multi-valued fields (ACL groups, tags) are kept as posting lists.
@@ -36,7 +36,7 @@ class RowTable:
     def __init__(self, dim: int, capacity: int = 1024) -> None:
         self.dim = dim
         self.n = 0
-        self.vectors = np.zeros((capacity, dim), dtype=np.float16)
+        self.vectors = np.zeros((capacity, dim), dtype=np.float32)
         self.alive = np.zeros(capacity, dtype=bool)
         self.tenant = np.zeros(capacity, dtype=np.int32)
         self.doc_type = np.zeros(capacity, dtype=np.int32)
@@ -57,7 +57,7 @@ class RowTable:
         cap = len(self.alive)
         if need <= cap:
             return
-        new = max(need, int(cap * 1.5) + 1)
+        new = max(need, int(cap * 1.25) + 1024)
         for name in ("vectors", "alive", "tenant", "doc_type", "document", "created", "acl_public"):
             old = getattr(self, name)
             arr = np.full((new, *old.shape[1:]), NO_TIME if name == "created" else 0, dtype=old.dtype)

@@ -90,5 +90,5 @@ def _read_one(fh: BinaryIO, dim: int) -> WalRecord | None:
     if len(body) < blen:
         return None
     meta = json.loads(header)
-    vectors = np.frombuffer(body, dtype=np.float16).reshape(-1, dim)
+    vectors = np.frombuffer(body, dtype=np.float16).reshape(-1, dim).astype(np.float32)
     return WalRecord(meta["d"], [_chunk_from(meta["d"], m) for m in meta["c"]], vectors)
