@@ -331,3 +331,32 @@ def test_torn_journal_tail_is_ignored(tmp_path: Path) -> None:
         fh.write(b"\xff\x00\x00\x00partial")
     reopened = NetworkXGraphIndex(tmp_path)
     assert [h.chunk_id for h in reopened.search("Alice", SearchFilter("t1"), 5)] == [chunk("d1", 0).id]
+
+
+def test_concurrent_searches_during_writes_see_whole_documents(index: NetworkXGraphIndex) -> None:
+    """A reader never sees half a document: each version of "d1" has two chunks that mention the shared entity."""
+    import threading
+
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def write() -> None:
+        try:
+            for v in range(60):
+                chunks = [chunk("d1", 2 * v), chunk("d1", 2 * v + 1)]
+                index.upsert_document("d1", chunks, [["Shared", f"A{v}"], ["Shared", f"B{v}"]])
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+        finally:
+            stop.set()
+
+    index.upsert_document("d1", [chunk("d1", 0), chunk("d1", 1)], [["Shared"], ["Shared"]])
+    writer = threading.Thread(target=write)
+    writer.start()
+    sizes = set()
+    while not stop.is_set():
+        hits = index.search("Shared", SearchFilter("t1"), 10)
+        sizes.add(len(hits))
+        assert len({int(h.chunk_id.rsplit("-", 1)[1]) // 2 for h in hits}) == 1  # one version only
+    writer.join()
+    assert not errors and sizes == {2}
