@@ -1,6 +1,7 @@
 import { useEffect, useState } from "react";
 import { errorMessage, getDocument, reindexDocument } from "../api/client";
 import { isTerminal, type DocumentDetail, type UploadedDocument } from "../api/types";
+import { formatDuration } from "../ui/format";
 
 interface Props {
   upload: UploadedDocument;
@@ -72,7 +73,7 @@ export function UploadItem({ upload, pollMs, onSettled }: Props) {
                 value={s.finished_at ? 1 : (s.progress ?? 0)}
                 aria-label={`${upload.filename} ${s.name}`}
               />
-              <span className="muted">{s.duration_ms != null ? `${s.duration_ms} ms` : s.status}</span>
+              <span className="muted">{s.duration_ms != null ? formatDuration(s.duration_ms) : s.status}</span>
             </li>
           ))}
         </ol>
