@@ -56,6 +56,8 @@ class TantivyKeywordIndex:
 
     ``title_boost`` / ``section_boost`` weight the extra title and section fields relative to ``body``.
     One process may write (tantivy takes a directory lock when the first write opens the writer); any number read.
+    Readers in other processes see a commit within about a second (tantivy's on-commit reload), or at once after
+    ``refresh()``.
     """
 
     name = "bm25"

@@ -17,7 +17,9 @@ On disk (``directory``)::
 
 A checkpoint (new snapshot, WAL truncated) runs on ``close()`` and when the WAL passes ``wal_max_bytes``.
 Writes hold a writer lock; searches hold a reader lock, so a reader sees a document's old rows or its new rows.
-A second process opening the same directory read-only calls ``refresh()`` to pick up new writes.
+Another process opening the same directory (e.g. the API while a worker writes) picks up new writes on its own: a
+search checks the WAL size and snapshot generation at most every ``refresh_interval_s`` and replays what is new.
+Only one process may write.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -53,6 +56,7 @@ class EmbeddedVectorIndex:
         expansion_add: int = 64,
         expansion_search: int = 64,
         wal_max_bytes: int = 256 * 1024 * 1024,
+        refresh_interval_s: float = 1.0,
     ) -> None:
         self.directory = Path(directory)
         self.dim = dim
@@ -63,6 +67,8 @@ class EmbeddedVectorIndex:
             "expansion_search": expansion_search,
         }
         self.wal_max_bytes = wal_max_bytes
+        self.refresh_interval_s = refresh_interval_s
+        self._last_check = time.monotonic()
         self._lock = RWLock()
         self._dirty = False
         try:
@@ -104,12 +110,31 @@ class EmbeddedVectorIndex:
             self._wal_offset = end
 
     def refresh(self) -> None:
-        """Pick up writes another process made to the same directory."""
+        """Pick up writes another process made to the same directory (searches also do this, at most every
+        ``refresh_interval_s``)."""
         with self._lock.write():
-            if self._current_gen() != self._gen:
-                self._load()
-            else:
-                self._replay()
+            self._last_check = time.monotonic()
+            for attempt in range(3):
+                try:
+                    if self._current_gen() != self._gen:
+                        self._load()
+                    else:
+                        self._replay()
+                    return
+                except (OSError, ValueError, KeyError):  # a concurrent checkpoint removed what we were reading
+                    if attempt == 2:
+                        raise
+
+    def _maybe_refresh(self) -> None:
+        if time.monotonic() - self._last_check < self.refresh_interval_s:
+            return
+        self._last_check = time.monotonic()
+        try:
+            wal_size = self._wal_path(self._gen).stat().st_size
+        except FileNotFoundError:
+            wal_size = 0
+        if wal_size != self._wal_offset or self._current_gen() != self._gen:
+            self.refresh()
 
     def checkpoint(self) -> None:
         """Write a new snapshot and start an empty WAL."""
@@ -215,6 +240,7 @@ class EmbeddedVectorIndex:
             raise AppError(ErrorCode.VALIDATION, f"query has dimension {q.shape[0]}, index expects {self.dim}")
         if k <= 0:
             return []
+        self._maybe_refresh()
         norm = float(np.linalg.norm(q))
         q = q / norm if norm else q
         with self._lock.read():

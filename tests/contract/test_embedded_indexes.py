@@ -113,3 +113,25 @@ def test_bulk_loads_match_single_upserts(tmp_path: Path) -> None:
     assert again.count("t1") == 15
     again.close()
     kw.close()
+
+
+def test_second_instance_sees_writes_of_the_first(tmp_path: Path) -> None:
+    from tests.contract.index_contract import chunk
+
+    c = chunk("t1", "d1", 0)
+    writer = EmbeddedVectorIndex(tmp_path / "dense", DIM)
+    reader = EmbeddedVectorIndex(tmp_path / "dense", DIM, refresh_interval_s=0.0)
+    writer.upsert_document("d1", [c], vector_for(c.id)[None, :])
+    assert [h.chunk_id for h in reader.search(vector_for(c.id), SearchFilter("t1"), 5)] == [c.id]
+    writer.close()  # checkpoint: new generation, WAL removed
+    writer = EmbeddedVectorIndex(tmp_path / "dense", DIM)
+    writer.delete_document("d1")
+    assert reader.search(vector_for(c.id), SearchFilter("t1"), 5) == []
+    writer.close()
+    reader.close()
+    kw_writer, kw_reader = TantivyKeywordIndex(tmp_path / "bm25"), TantivyKeywordIndex(tmp_path / "bm25")
+    kw_writer.upsert_document("d1", [c])
+    kw_reader.refresh()
+    assert [h.chunk_id for h in kw_reader.search("common", SearchFilter("t1"), 5)] == [c.id]
+    kw_writer.close()
+    kw_reader.close()
