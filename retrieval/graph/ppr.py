@@ -21,7 +21,7 @@ from retrieval.graph.store import CHUNK, ENTITY
 @dataclass(frozen=True, slots=True)
 class PPRParams:
     hops: int = 2
-    max_nodes: int = 4_000
+    max_nodes: int = 2_500
     max_fanout: int = 100
     max_seed_fanout: int = 500
     damping: float = 0.85
