@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from typing import Any
 
@@ -27,6 +27,13 @@ from app.generation.rewrite import rewrite_query
 from retrieval.protocols import Embedder, Retriever
 
 log = logging.getLogger(__name__)
+
+
+async def aclose(it: AsyncIterator[Any]) -> None:
+    """Close an async iterator that may be an async generator (stops the work behind it now, not at GC)."""
+    close = getattr(it, "aclose", None)
+    if close is not None:
+        await close()
 
 REFUSAL_SOURCES = 3
 
@@ -65,7 +72,7 @@ class AnswerPipeline:
         conversation_id: str,
         message_id: str,
         top_k: int,
-    ) -> AsyncIterator[Event]:
+    ) -> AsyncGenerator[Event, None]:
         t0 = time.perf_counter()
         timings: dict[str, float] = {}
         state: dict[str, Any] = {"answer": "", "prompt_tokens": 0, "refused": False, "degraded": False}
@@ -90,7 +97,7 @@ class AnswerPipeline:
             timings_ms=timings, refused=state["refused"], degraded=state["degraded"], answer=state["answer"],
         )
 
-    async def _answer(self, question, flt, history, top_k, state, mark) -> AsyncIterator[Event]:  # type: ignore[no-untyped-def]
+    async def _answer(self, question, flt, history, top_k, state, mark) -> AsyncGenerator[Event, None]:  # type: ignore[no-untyped-def]
         use_llm = self.rewrite_with_llm and self.breaker.state.value == "closed"
         query = await rewrite_query(
             question, history, llm=self.llm if use_llm else None, count_tokens=self.fallback.count_tokens,
@@ -151,14 +158,16 @@ class AnswerPipeline:
             max_new_tokens=self.settings.max_new_tokens, history=history,
         )
 
-    async def _generate(self, skip_llm: bool, prompt: Prompt, state: dict[str, Any]) -> AsyncIterator[Any]:
+    async def _generate(self, skip_llm: bool, prompt: Prompt, state: dict[str, Any]) -> AsyncGenerator[Any, None]:
         """Pieces from the LLM through the breaker; before the first piece, failure or a first-token timeout
         switches to the extractive fallback (a Degraded event is yielded first)."""
-        params = {"max_tokens": self.settings.max_new_tokens, "stop": None, "temperature": self.settings.temperature}
+        max_tokens, temperature = self.settings.max_new_tokens, self.settings.temperature
         llm = self.llm
         if not skip_llm:
             stream = guarded_stream(
-                lambda: llm.stream(prompt.messages, **params), self.breaker, retries=self.retries
+                lambda: llm.stream(prompt.messages, max_tokens=max_tokens, stop=None, temperature=temperature),
+                self.breaker,
+                retries=self.retries,
             )
             try:
                 first = await asyncio.wait_for(anext(stream), self.settings.first_token_timeout_s)
@@ -168,7 +177,7 @@ class AnswerPipeline:
                 log.warning("LLM unavailable, extractive fallback: %r", exc)
                 if isinstance(exc, TimeoutError):
                     self.breaker.record_failure()
-                await stream.aclose()
+                await aclose(stream)
                 if llm is self.fallback:
                     raise
             else:
@@ -177,10 +186,13 @@ class AnswerPipeline:
                     async for piece in stream:
                         yield piece
                 finally:
-                    await stream.aclose()
+                    await aclose(stream)
                 return
         state["degraded"] = True
         yield Degraded(["llm_fallback"])
-        async with aclosing(self.fallback.stream(prompt.messages, **params)) as fallback:
+        fallback = self.fallback.stream(prompt.messages, max_tokens=max_tokens, stop=None, temperature=temperature)
+        try:
             async for piece in fallback:
                 yield piece
+        finally:
+            await aclose(fallback)

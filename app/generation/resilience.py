@@ -10,7 +10,7 @@ import asyncio
 import enum
 import random
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 
 from app.core.errors import AppError, ErrorCode
 
@@ -73,7 +73,7 @@ async def guarded_stream(
     retries: int = 1,
     base_delay_s: float = 0.2,
     rng: random.Random | None = None,
-) -> AsyncIterator[str]:
+) -> AsyncGenerator[str, None]:
     """Stream through the breaker; retry (with full jitter) only failures before the first piece.
 
     Raises ``AppError(DEPENDENCY_UNAVAILABLE)`` when the breaker is open or every attempt failed before text."""

@@ -12,7 +12,7 @@ import asyncio
 import math
 import re
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 
 import numpy as np
 
@@ -36,12 +36,14 @@ class ExtractiveBackend:
         context_window: int = 8192,
         embedding_weight: float = 1.0,
         min_score: float = 0.15,
+        embed_candidates: int = 8,
     ) -> None:
         self.embedder = embedder
         self.max_sentences = max_sentences
         self.context_window = context_window
         self.embedding_weight = embedding_weight
         self.min_score = min_score
+        self.embed_candidates = embed_candidates
 
     def count_tokens(self, text: str) -> int:
         return estimate_tokens(text)
@@ -58,11 +60,14 @@ class ExtractiveBackend:
         idf = {t: math.log(1 + (n_docs - df[t] + 0.5) / (df[t] + 0.5)) for t in q_terms}
         norm = sum(idf.values()) or 1.0
         lexical = np.array([sum(idf[t] for t in q_terms & terms) / norm for terms in sent_terms], dtype=np.float32)
-        scores = lexical
+        scores = lexical.copy()
         if self.embedder is not None:
-            qv = self.embedder.embed_query(question)
-            sv = self.embedder.embed_documents([s for _, s in cands])
-            scores = lexical + self.embedding_weight * (sv @ qv)
+            # embed only the best lexical candidates: embedding every sentence costs seconds on 2 busy cores
+            top = np.argsort(-lexical, kind="stable")[: self.embed_candidates]
+            vecs = self.embedder.embed_documents([question, *(cands[i][1] for i in top)])
+            scores[top] += self.embedding_weight * (vecs[1:] @ vecs[0])
+            rest = np.setdiff1d(np.arange(len(cands)), top)
+            scores[rest] -= 1.0  # never preferred over an embedded candidate
         # a small prior for higher-ranked passages breaks ties toward the retriever's order
         scores = scores - 0.01 * np.array([n for n, _ in cands], dtype=np.float32)
         order = np.argsort(-scores, kind="stable")
@@ -70,7 +75,7 @@ class ExtractiveBackend:
 
     async def stream(
         self, messages: list[dict[str, str]], *, max_tokens: int, stop: list[str] | None, temperature: float
-    ) -> AsyncIterator[str]:
+    ) -> AsyncGenerator[str, None]:
         question, passages = parse_prompt(messages)
         picked = await asyncio.to_thread(self.select, question, passages)
         picked = [p for p in picked if p[2] >= self.min_score] or picked[:1]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +63,7 @@ class LlamaCppBackend:
 
     async def stream(
         self, messages: list[dict[str, str]], *, max_tokens: int, stop: list[str] | None, temperature: float
-    ) -> AsyncIterator[str]:
+    ) -> AsyncGenerator[str, None]:
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[object] = asyncio.Queue()
         stop_flag = threading.Event()

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from functools import lru_cache
 from typing import Any
 
@@ -56,7 +56,7 @@ class OpenAICompatBackend:
     # ------------------------------------------------------------------ streaming
     async def stream(
         self, messages: list[dict[str, str]], *, max_tokens: int, stop: list[str] | None, temperature: float
-    ) -> AsyncIterator[str]:
+    ) -> AsyncGenerator[str, None]:
         body: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
@@ -88,7 +88,7 @@ class OpenAICompatBackend:
         finally:
             await client.aclose()
 
-    async def _pieces(self, response: httpx.Response) -> AsyncIterator[str]:
+    async def _pieces(self, response: httpx.Response) -> AsyncGenerator[str, None]:
         lines = response.aiter_lines()
         first = True
         while True:
