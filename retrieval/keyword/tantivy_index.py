@@ -217,7 +217,7 @@ class TantivyKeywordIndex:
                 tantivy.Query.term_query(self._schema, "tenant", tenant_id),
                 1,
                 count=True,
-            ).count
+            ).count  # type: ignore[attr-defined]  # present when count=True; missing from the stubs
         )
 
     def refresh(self) -> None:

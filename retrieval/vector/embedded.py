@@ -61,11 +61,7 @@ class EmbeddedVectorIndex:
         self.directory = Path(directory)
         self.dim = dim
         self.exact_max_rows = exact_max_rows
-        self._ann_args = {
-            "connectivity": connectivity,
-            "expansion_add": expansion_add,
-            "expansion_search": expansion_search,
-        }
+        self._ann_args = (connectivity, expansion_add, expansion_search)
         self.wal_max_bytes = wal_max_bytes
         self.refresh_interval_s = refresh_interval_s
         self._last_check = time.monotonic()
@@ -79,7 +75,10 @@ class EmbeddedVectorIndex:
 
     # -- persistence ----------------------------------------------------------------------------------------------
     def _new_ann(self) -> Index:
-        return Index(ndim=self.dim, metric="cos", dtype="i8", **self._ann_args)
+        conn, ef_add, ef_search = self._ann_args
+        return Index(
+            ndim=self.dim, metric="cos", dtype="i8", connectivity=conn, expansion_add=ef_add, expansion_search=ef_search
+        )
 
     def _current_gen(self) -> int:
         cur = self.directory / "CURRENT"
@@ -148,7 +147,7 @@ class EmbeddedVectorIndex:
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir()
         arrays, meta = self._rows.state()
-        np.savez(tmp / "rows.npz", **arrays)
+        np.savez(tmp / "rows.npz", **arrays)  # type: ignore[arg-type]
         (tmp / "meta.json").write_text(json.dumps(meta))
         self._ann.save(str(tmp / "ann.usearch"))
         os.replace(tmp, snap)
@@ -168,29 +167,26 @@ class EmbeddedVectorIndex:
             rows = self._rows.append(chunks, vectors)
             self._ann.add(np.asarray(rows, dtype=np.uint64), np.asarray(vectors, dtype=np.float32), threads=1)
 
-    def upsert_document(self, document_id: str, chunks: Sequence[ChunkRecord], vectors: np.ndarray) -> None:
-        vecs = np.asarray(vectors, dtype=np.float32).reshape(len(chunks), -1) if len(chunks) else None
-        if vecs is not None and vecs.shape[1] != self.dim:
-            raise AppError(ErrorCode.VALIDATION, f"vectors have dimension {vecs.shape[1]}, index expects {self.dim}")
+    def _prepare(self, document_id: str, chunks: Sequence[ChunkRecord], vectors: np.ndarray) -> np.ndarray:
         for c in chunks:
             if c.document_id != document_id:
                 raise AppError(ErrorCode.VALIDATION, f"chunk {c.id} belongs to {c.document_id}, not {document_id}")
-        if vecs is None:
-            vecs = np.zeros((0, self.dim), dtype=np.float32)
-        else:
-            norms = np.linalg.norm(vecs, axis=1, keepdims=True)
-            vecs = vecs / np.where(norms == 0, 1, norms)
-        self._write(document_id, chunks, vecs)
+        if not chunks:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vecs = np.asarray(vectors, dtype=np.float32).reshape(len(chunks), -1)
+        if vecs.shape[1] != self.dim:
+            raise AppError(ErrorCode.VALIDATION, f"vectors have dimension {vecs.shape[1]}, index expects {self.dim}")
+        norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+        return (vecs / np.where(norms == 0, 1, norms)).astype(np.float32)
+
+    def upsert_document(self, document_id: str, chunks: Sequence[ChunkRecord], vectors: np.ndarray) -> None:
+        self._write(document_id, chunks, self._prepare(document_id, chunks, vectors))
 
     def upsert_many(self, documents: Sequence[tuple[str, Sequence[ChunkRecord], np.ndarray]]) -> None:
         """Bulk load: several documents, one WAL append and one graph insert (same semantics as repeated upserts)."""
         if len({d for d, _, _ in documents}) != len(documents):
             raise AppError(ErrorCode.VALIDATION, "upsert_many takes each document id at most once")
-        items = []
-        for document_id, chunks, vectors in documents:
-            vecs = np.asarray(vectors, dtype=np.float32).reshape(len(chunks), self.dim)
-            norms = np.linalg.norm(vecs, axis=1, keepdims=True)
-            items.append((document_id, chunks, vecs / np.where(norms == 0, 1, norms)))
+        items = [(d, cs, self._prepare(d, cs, v)) for d, cs, v in documents]
         blob = b"".join(wal.encode(d, c, v) for d, c, v in items)
         with self._lock.write():
             path = self._wal_path(self._gen)

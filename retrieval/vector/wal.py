@@ -12,7 +12,7 @@ import struct
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -41,7 +41,7 @@ def _chunk_meta(c: ChunkRecord) -> dict[str, object]:
     }
 
 
-def _chunk_from(document_id: str, m: dict[str, object]) -> ChunkRecord:
+def _chunk_from(document_id: str, m: dict[str, Any]) -> ChunkRecord:
     created = m["c"]
     return ChunkRecord(
         id=str(m["id"]),
@@ -50,10 +50,10 @@ def _chunk_from(document_id: str, m: dict[str, object]) -> ChunkRecord:
         document_version=0,
         title="",
         text="",
-        acl_groups=tuple(m["a"]),  # type: ignore[arg-type]
-        tags=tuple(m["g"]),  # type: ignore[arg-type]
+        acl_groups=tuple(m["a"]),
+        tags=tuple(m["g"]),
         doc_type=str(m["y"]),
-        created_at=None if created is None else _EPOCH + dt.timedelta(microseconds=int(created)),  # type: ignore[arg-type]
+        created_at=None if created is None else _EPOCH + dt.timedelta(microseconds=int(created)),
     )
 
 
