@@ -220,7 +220,11 @@ class NetworkXGraphIndex:
         """Possible entity keys of the query: its n-grams, plus what the query extractor finds (run without locks)."""
         candidates = query_ngrams(query)
         if self.query_extractor is not None:
-            candidates += [normalize_entity(n) for n in self.query_extractor([query])[0]]
+            # Only names the n-grams miss (longer than MAX_ENTITY_TOKENS): a span the n-grams already hold would
+            # otherwise re-add lone words the linker deliberately skips.
+            seen = set(candidates)
+            extracted = (normalize_entity(n) for n in self.query_extractor([query])[0])
+            candidates += [k for k in extracted if k and k not in seen]
         return candidates
 
     def _link(self, tg: TenantGraph, query: str, candidates: list[str]) -> dict[str, float]:
