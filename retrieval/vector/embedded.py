@@ -1,18 +1,19 @@
-"""Embedded dense index: float32 row store + usearch HNSW (int8) + filter masks, persisted as snapshot + WAL.
+"""Embedded dense index: float32 row store + per-tenant usearch HNSW (float16) + filter masks; snapshot + WAL.
 
 Search pushes the filter down: a boolean mask of admitted rows is computed from per-row metadata first. When few
-rows are admitted (``<= exact_max_rows``) the query is scored exactly over just those rows; otherwise the HNSW graph
-is searched with oversampling (scaled by the filter's selectivity), candidates are kept only where the mask admits
-them and re-scored exactly. If the graph cannot supply ``k`` admitted rows, it falls back to exact search, so a filter
-never starves results. Chosen by measurement (see ``benchmarks/bench_indexes.py``): exact numpy over 100k x 384 is
-too slow for the p95 target on two busy cores, usearch int8 search is ~1 ms and builds fastest.
+rows are admitted (``<= exact_max_rows``) the query is scored exactly over just those rows; otherwise the tenant's
+HNSW graph is searched with oversampling (scaled by the filter's selectivity within the tenant), candidates are kept
+only where the mask admits them and re-scored exactly. If the graph cannot supply ``k`` admitted rows, it falls back
+to exact search, so a filter never starves results. Chosen by measurement (``benchmarks/bench_indexes.py``): exact
+numpy over 100k x 384 is 8-30 ms single-threaded (memory-bound) and grows linearly, usearch HNSW is ~1 ms; faiss HNSW
+cannot delete. usearch's Python API has no filtered (predicate) search, hence the mask + oversampling.
 
 On disk (``directory``)::
 
     CURRENT              generation number of the live snapshot
     gen-<N>/rows.npz     float32 vectors + per-row metadata arrays
     gen-<N>/meta.json    chunk ids, ACL groups, tags, vocabularies
-    gen-<N>/ann.usearch  the HNSW graph (keys are row numbers)
+    gen-<N>/ann-<T>.usearch  HNSW graph of tenant code T (keys are row numbers; see graphs.py)
     wal-<N>.log          document writes after snapshot N (replayed on open)
 
 A checkpoint (new snapshot, WAL truncated) runs on ``close()`` and when the WAL passes ``wal_max_bytes``.
@@ -32,12 +33,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from usearch.index import Index
 
 from app.core.errors import AppError, ErrorCode
 from app.core.types import ChunkRecord, Hit, SearchFilter
 from retrieval.vector import wal
 from retrieval.vector._rwlock import RWLock
+from retrieval.vector.graphs import TenantGraphs
 from retrieval.vector.rows import RowTable
 
 
@@ -74,12 +75,6 @@ class EmbeddedVectorIndex:
             raise AppError(ErrorCode.INDEX_UNAVAILABLE, f"cannot open vector index at {self.directory}: {exc}") from exc
 
     # -- persistence ----------------------------------------------------------------------------------------------
-    def _new_ann(self) -> Index:
-        conn, ef_add, ef_search = self._ann_args
-        return Index(
-            ndim=self.dim, metric="cos", dtype="i8", connectivity=conn, expansion_add=ef_add, expansion_search=ef_search
-        )
-
     def _current_gen(self) -> int:
         cur = self.directory / "CURRENT"
         return int(cur.read_text().strip()) if cur.exists() else 0
@@ -90,14 +85,14 @@ class EmbeddedVectorIndex:
     def _load(self) -> None:
         gen = self._current_gen()
         snap = self.directory / f"gen-{gen:06d}"
-        ann = self._new_ann()
+        ann = TenantGraphs(self.dim, *self._ann_args)
         if gen and snap.exists():
             meta = json.loads((snap / "meta.json").read_text())
             if int(meta["dim"]) != self.dim:
                 raise ValueError(f"index dimension is {meta['dim']}, expected {self.dim}")
             with np.load(snap / "rows.npz") as npz:
                 rows = RowTable.from_state({k: npz[k] for k in npz.files}, meta)
-            ann.load(str(snap / "ann.usearch"))
+            ann.load(snap)
         else:
             rows = RowTable(self.dim)
         self._rows, self._ann, self._gen, self._wal_offset = rows, ann, gen, 0
@@ -149,7 +144,7 @@ class EmbeddedVectorIndex:
         arrays, meta = self._rows.state()
         np.savez(tmp / "rows.npz", **arrays)  # type: ignore[arg-type]
         (tmp / "meta.json").write_text(json.dumps(meta))
-        self._ann.save(str(tmp / "ann.usearch"))
+        self._ann.save(tmp)
         os.replace(tmp, snap)
         cur_tmp = self.directory / "CURRENT.tmp"
         cur_tmp.write_text(str(gen))
@@ -162,10 +157,11 @@ class EmbeddedVectorIndex:
     def _apply(self, document_id: str, chunks: Sequence[ChunkRecord], vectors: np.ndarray) -> None:
         dead = self._rows.kill_document(document_id)
         if dead:
-            self._ann.remove(np.asarray(dead, dtype=np.uint64))
+            dead_rows = np.asarray(dead, dtype=np.int64)
+            self._ann.remove(self._rows.tenant[dead_rows], dead_rows)
         if len(chunks):
-            rows = self._rows.append(chunks, vectors)
-            self._ann.add(np.asarray(rows, dtype=np.uint64), np.asarray(vectors, dtype=np.float32), threads=1)
+            rows = np.asarray(self._rows.append(chunks, vectors), dtype=np.int64)
+            self._ann.add(self._rows.tenant[rows], rows, np.asarray(vectors, dtype=np.float32))
 
     def _prepare(self, document_id: str, chunks: Sequence[ChunkRecord], vectors: np.ndarray) -> np.ndarray:
         for c in chunks:
@@ -196,13 +192,14 @@ class EmbeddedVectorIndex:
                 os.fsync(fh.fileno())
             dead = [r for d, _, _ in items for r in self._rows.kill_document(d)]
             if dead:
-                self._ann.remove(np.asarray(dead, dtype=np.uint64))
+                dead_rows = np.asarray(dead, dtype=np.int64)
+                self._ann.remove(self._rows.tenant[dead_rows], dead_rows)
             chunks_all = [c for _, cs, _ in items for c in cs]
             if chunks_all:
                 # Round through float16 as the WAL does, so live and replayed indexes hold the same vectors.
                 vecs = np.concatenate([v for _, _, v in items]).astype(np.float16).astype(np.float32)
-                rows = self._rows.append(chunks_all, vecs)
-                self._ann.add(np.asarray(rows, dtype=np.uint64), vecs, threads=0)
+                rows = np.asarray(self._rows.append(chunks_all, vecs), dtype=np.int64)
+                self._ann.add(self._rows.tenant[rows], rows, vecs, threads=0)
             self._dirty = True
             self._wal_offset = path.stat().st_size
             if self._wal_offset > self.wal_max_bytes:
@@ -244,28 +241,29 @@ class EmbeddedVectorIndex:
             admitted = int(mask.sum())
             if admitted == 0:
                 return []
-            if admitted <= self.exact_max_rows or len(self._ann) == 0:
+            tenant = self._rows.tenants.codes[flt.tenant_id]
+            if admitted <= self.exact_max_rows or self._ann.size(tenant) == 0:
                 cand = np.flatnonzero(mask)
             else:
-                cand = self._ann_candidates(q, mask, admitted, k)
+                cand = self._ann_candidates(tenant, q, mask, admitted, k)
             # einsum, not ``@``: multi-threaded BLAS matvec collapses (~200x) on busy cores; this is memory-bound.
             scores = np.einsum("ij,j->i", self._rows.vectors[cand], q)
             top = np.argsort(-scores, kind="stable")[:k]
             ids = self._rows.chunk_ids
             return [Hit(ids[int(cand[i])], float(scores[i])) for i in top]
 
-    def _ann_candidates(self, q: np.ndarray, mask: np.ndarray, admitted: int, k: int) -> np.ndarray:
-        total = len(self._ann)
-        fetch = min(total, max(4 * k, int(2 * k * total / admitted)))
+    def _ann_candidates(self, tenant: int, q: np.ndarray, mask: np.ndarray, admitted: int, k: int) -> np.ndarray:
+        total = self._ann.size(tenant)
+        fetch = min(total, max(k, int(1.3 * k * total / admitted)))
         while True:
-            keys = np.asarray(self._ann.search(q, fetch, threads=1).keys, dtype=np.int64)
+            keys = self._ann.search(tenant, q, fetch)
             keys = keys[(keys >= 0) & (keys < self._rows.n)]
             keys = keys[mask[keys]]
             if len(keys) >= k:
                 return keys
             if fetch >= total:
                 return np.flatnonzero(mask)  # the graph could not supply k admitted rows: exact fallback
-            fetch = min(total, fetch * 4)
+            fetch = min(total, fetch * 3)
 
     def count(self, tenant_id: str | None = None) -> int:
         with self._lock.read():
