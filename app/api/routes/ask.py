@@ -9,6 +9,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, Field
+from starlette.concurrency import run_in_threadpool
 
 from app.api.auth import Principal, require
 from app.api.sse import sse_response
@@ -62,9 +63,9 @@ def close_turn(container: Any, principal: Principal, conversation_id: str, messa
                           latency_ms=(time.perf_counter() - started) * 1000)
 
 
-async def answer_events(container: Any, principal: Principal, body: AskRequest, request_id: str) -> AsyncIterator[Any]:
+async def answer_events(container: Any, principal: Principal, body: AskRequest, request_id: str,
+                        conversation_id: str, history: list[dict]) -> AsyncIterator[Any]:
     started = time.perf_counter()
-    conversation_id, history = open_turn(container, principal, body.question, body.conversation_id)
     message_id = new_id()
     f = body.filters or AskFilters()
     flt = principal.search_filter(doc_types=tuple(f.doc_types), tags=tuple(f.tags), document_ids=tuple(f.document_ids))
@@ -90,5 +91,8 @@ async def ask(body: AskRequest, request: Request, principal: Principal = Depends
     container = request.app.state.container
     request_id = getattr(request.state, "request_id", None) or uuid.uuid4().hex
     container.limiter.check_tokens(principal.key_id)
-    return sse_response(answer_events(container, principal, body, request_id),
+    # Database work happens before the stream starts, so a database outage is a plain 503 JSON response.
+    conversation_id, history = await run_in_threadpool(open_turn, container, principal, body.question,
+                                                       body.conversation_id)
+    return sse_response(answer_events(container, principal, body, request_id, conversation_id, history),
                         heartbeat_s=container.settings.api.heartbeat_s)

@@ -1,0 +1,150 @@
+"""The degradation ladder with dependencies really stopped or failing: an LLM server that refuses connections, one
+that accepts and never answers (first-token timeout), and a database that is down."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.cli import migrate_database
+from app.core.db import repositories as repo
+from app.core.db.session import Database
+from app.core.settings import Settings
+from app.core.types import Role
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parents[2]
+DOCS = ["faq.md", "shipping-policy.md"]
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class SilentServer:
+    """Accepts TCP connections and never answers: an LLM server stuck before its first token."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        self.conns: list[socket.socket] = []
+        self._stop = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while not self._stop:
+            try:
+                conn, _ = self.sock.accept()
+                self.conns.append(conn)
+            except OSError:
+                return
+
+    def close(self) -> None:
+        self._stop = True
+        for c in self.conns:
+            c.close()
+        self.sock.close()
+
+
+def _events(text: str) -> list[tuple[str, dict]]:
+    out = []
+    for block in text.split("\n\n"):
+        lines = [ln for ln in block.splitlines() if ln and not ln.startswith(":")]
+        if lines:
+            etype = next(ln[7:] for ln in lines if ln.startswith("event: "))
+            out.append((etype, json.loads("\n".join(ln[6:] for ln in lines if ln.startswith("data: ")))))
+    return out
+
+
+def _app_with_llm_at(tmp_path: Path, url: str):  # noqa: ANN202
+    from app.main import build_container, create_app
+
+    settings = Settings(_env_file=None, data_dir=tmp_path / "data",
+                        api={"requests_per_minute": 0, "tokens_per_minute": 0},
+                        generation={"backend": "vllm", "vllm_url": url, "first_token_timeout_s": 2.0,
+                                    "request_timeout_s": 5.0})
+    migrate_database(settings)
+    container = build_container(settings)
+    for name in DOCS:
+        container.ingest.submit(tenant_id="default", filename=name, data=(REPO / "demo/kb" / name).read_bytes())
+    container.dispatcher.wait(timeout=300)
+    with container.db.session() as s:
+        _, key = repo.create_api_key(session=s, tenant_id="default", name="t", role=Role.AGENT)
+    return container, create_app(settings, container=container, sweeper=False), key
+
+
+@pytest.mark.parametrize("failure", ["connection_refused", "no_first_token"])
+def test_llm_down_falls_back_to_a_flagged_extractive_answer(tmp_path, failure):
+    silent = SilentServer() if failure == "no_first_token" else None
+    port = silent.port if silent else _closed_port()
+    container, app, key = _app_with_llm_at(tmp_path, f"http://127.0.0.1:{port}/v1")
+    try:
+        with TestClient(app) as client:
+            started = time.monotonic()
+            with client.stream("POST", "/api/v1/ask", headers={"Authorization": f"Bearer {key}"},
+                               json={"question": "How long does standard shipping take?"}) as r:
+                events = _events("".join(r.iter_text()))
+            elapsed = time.monotonic() - started
+    finally:
+        container.close()
+        if silent:
+            silent.close()
+    types = [t for t, _ in events]
+    assert types[-1] == "done" and "error" not in types
+    degraded = [d["reasons"] for t, d in events if t == "degraded"]
+    assert any("llm_fallback" in reasons for reasons in degraded)
+    answer = "".join(d["text"] for t, d in events if t == "token")
+    assert answer and "[" in answer
+    assert events[-1][1]["degraded"] is True
+    assert elapsed < 60
+
+
+def test_database_down_is_a_fast_503_json(make_settings):
+    from app.api.metrics import Metrics
+    from app.api.quotas import QuotaLimiter
+    from app.main import Container, create_app
+
+    settings = make_settings()
+    db = Database(f"postgresql+psycopg://postgres@127.0.0.1:{_closed_port()}/kbqa", connect_timeout_s=2)
+
+    class Idle:
+        def count(self, tenant_id=None):  # noqa: ANN001, ANN202
+            return 0
+
+        def close(self) -> None:
+            pass
+
+    class Indexes:
+        keyword = vector = graph = Idle()
+
+        def close(self) -> None:
+            pass
+
+    class Embedder:
+        def embed_query(self, text):  # noqa: ANN001, ANN202
+            return [0.0]
+
+    container = Container(settings=settings, db=db, embedder=Embedder(), indexes=Indexes(), chunk_store=None,
+                          retriever=None, answers=None, ingest=None, dispatcher=None,
+                          limiter=QuotaLimiter(requests_per_minute=0, tokens_per_minute=0), metrics=Metrics())
+    with TestClient(create_app(settings, container=container, sweeper=False)) as client:
+        started = time.monotonic()
+        r = client.post("/api/v1/ask", json={"question": "anything"}, headers={"Authorization": "Bearer kbqa_x"})
+        elapsed = time.monotonic() - started
+        assert r.status_code == 503
+        assert r.json()["error"]["code"] == "database_unavailable"
+        assert elapsed < 10
+        ready = client.get("/readyz")
+        assert ready.status_code == 503 and ready.json()["checks"]["database"] is False
+    db.dispose()
