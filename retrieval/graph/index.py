@@ -172,27 +172,31 @@ class NetworkXGraphIndex:
     def _write(self, tenant_id: str, record: tuple[object, ...]) -> None:
         t = self._open(tenant_id)
         try:
-            self._refresh(t)
-            with t.lock:
-                persist.apply_record(t.graph, record)
-                t.mark.journal_offset = persist.append_record(t.folder, record)
-                t.pending += 1
-                if record[0] == "upsert":
-                    self._doc_tenant[str(record[1])] = tenant_id
-                else:
-                    self._doc_tenant.pop(str(record[1]), None)
-                if t.pending >= self.compact_every:
-                    self._compact(t)
+            with persist.writer_lock(t.folder):  # one writing process at a time per tenant, compaction included
+                self._refresh(t)
+                with t.lock:
+                    persist.apply_record(t.graph, record)
+                    t.mark.journal_offset = persist.append_record(t.folder, record)
+                    t.pending += 1
+                    if record[0] == "upsert":
+                        self._doc_tenant[str(record[1])] = tenant_id
+                    else:
+                        self._doc_tenant.pop(str(record[1]), None)
+                    if t.pending >= self.compact_every:
+                        t.mark = persist.write_snapshot(t.folder, t.graph)
+                        t.pending = 0
         except OSError as exc:
             raise AppError(ErrorCode.INDEX_UNAVAILABLE, f"graph index write failed: {exc}") from exc
 
     def _compact(self, t: _Tenant) -> None:
-        with t.lock:
-            t.mark = persist.write_snapshot(t.folder, t.graph)
-            t.pending = 0
+        with persist.writer_lock(t.folder):
+            self._refresh(t)  # never snapshot a stale graph over another process's newer records
+            with t.lock:
+                t.mark = persist.write_snapshot(t.folder, t.graph)
+                t.pending = 0
 
     def flush(self) -> None:
-        """Write a snapshot of every tenant with pending journal records (also done by ``close``)."""
+        """Write a snapshot of every tenant with journal records not yet in one (also done by ``close``)."""
         for t in list(self._tenants.values()):
             if t.pending:
                 self._compact(t)

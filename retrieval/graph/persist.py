@@ -1,7 +1,8 @@
 """On-disk form of one tenant's graph: a pickle snapshot plus an append-only journal of document edits.
 
-Layout under ``<root>/<sha256(tenant)[:16]>/``: ``TENANT`` (the tenant id), ``graph.pkl`` (snapshot) and
-``journal.bin`` (length-prefixed pickled ``("upsert", doc_id, chunks, entities)`` / ``("delete", doc_id)`` records).
+Layout under ``<root>/<sha256(tenant)[:16]>/``: ``TENANT`` (the tenant id), ``graph.pkl`` (snapshot),
+``journal.bin`` (length-prefixed pickled ``("upsert", doc_id, chunks, entities)`` / ``("delete", doc_id)`` records)
+and ``write.lock`` (``flock``-ed by the writing process).
 
 - A write appends one journal record (flushed and fsynced): milliseconds, whatever the graph size.
 - ``compact`` writes a new snapshot to a temp file, fsyncs it, ``os.replace``s it over the old one, then empties the
@@ -15,11 +16,13 @@ fastest to load by a wide margin.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import hashlib
 import os
 import pickle
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -27,7 +30,28 @@ from typing import Any, BinaryIO
 from retrieval.graph.store import TenantGraph
 
 _LEN = struct.Struct("<I")
-SNAPSHOT, JOURNAL, TENANT = "graph.pkl", "journal.bin", "TENANT"
+SNAPSHOT, JOURNAL, TENANT, LOCK = "graph.pkl", "journal.bin", "TENANT", "write.lock"
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: single-process use only
+    fcntl = None  # type: ignore[assignment]
+
+
+@contextlib.contextmanager
+def writer_lock(folder: Path) -> Iterator[None]:
+    """Exclusive advisory lock (``flock``) serialising writing processes of one tenant, compaction included.
+
+    Without it, a process compacting a stale graph could truncate a record another process had just appended.
+    """
+    with open(folder / LOCK, "a+b") as fh:
+        if fcntl is not None:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            if fcntl is not None:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
 def tenant_dir(root: Path, tenant_id: str) -> Path:

@@ -360,3 +360,15 @@ def test_concurrent_searches_during_writes_see_whole_documents(index: NetworkXGr
         assert len({int(h.chunk_id.rsplit("-", 1)[1]) // 2 for h in hits}) == 1  # one version only
     writer.join()
     assert not errors and sizes == {2}
+
+
+def test_compaction_by_another_instance_keeps_newer_records(tmp_path: Path) -> None:
+    a = NetworkXGraphIndex(tmp_path)
+    a.upsert_document("d1", [chunk("d1", 0)], [["Alice"]])
+    b = NetworkXGraphIndex(tmp_path)  # replays d1: it has a record not yet in a snapshot
+    a.upsert_document("d2", [chunk("d2", 0)], [["Bob"]])
+    b.close()  # compacts: must not write its stale graph over d2
+    a.upsert_document("d3", [chunk("d3", 0)], [["Carol"]])
+    fresh = NetworkXGraphIndex(tmp_path)
+    assert fresh.count("t1") == 3
+    assert [h.chunk_id for h in fresh.search("Bob", SearchFilter("t1"), 5)] == [chunk("d2", 0).id]
