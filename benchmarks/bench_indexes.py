@@ -109,7 +109,11 @@ def bench_dense(
         dense.upsert_many(part)
     rows.append(("dense build incl. HNSW (s)", f"{time.perf_counter() - t0:.1f}"))
     rows.append(("dense RSS delta, excl. input vectors (MB)", f"{rss_mb() - base - vec_mb:.0f}"))
-    qs = vectors[rng.integers(0, n, size=count)] + 0.02 * rng.standard_normal((count, dim))  # near a stored vector
+    src = rng.integers(0, n, size=count)
+    qs = vectors[src] + 0.02 * rng.standard_normal((count, dim))  # near a stored vector
+    hits = [dense.search(qs[i], SearchFilter(f"t{(src[i] // PER_DOC) % 3}"), 1) for i in range(count)]
+    found = np.mean([bool(h) and h[0].chunk_id == f"c{src[i]}" for i, h in enumerate(hits)])
+    rows.append(("dense top-1 is the perturbed source vector (HNSW path)", f"{found:.3f}"))
     few = SearchFilter("t1", document_ids=tuple(f"d{d}" for d in range(1, 300, 3)))
     for label, flt in (
         ("tenant filter (HNSW+mask)", OPEN),
