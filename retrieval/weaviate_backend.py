@@ -130,6 +130,7 @@ class WeaviateIndex:
         except ValueError as exc:  # the client validates its connection parameters with pydantic
             raise AppError(ErrorCode.CONFIGURATION, f"invalid Weaviate connection settings: {exc}") from exc
         self._errors = weaviate.exceptions.WeaviateBaseError
+        self._known_tenants: set[str] = set()
 
     def _ensure_collection(self, name: str) -> Any:
         if self._client.collections.exists(name):
@@ -163,7 +164,13 @@ class WeaviateIndex:
         return self._collection.with_tenant(tenant_name(tenant_id))
 
     def _tenant_names(self) -> list[str]:
-        return list(self._collection.tenants.get().keys())
+        names = list(self._collection.tenants.get().keys())
+        self._known_tenants = set(names)
+        return names
+
+    def _has_tenant(self, name: str) -> bool:
+        """Known tenants are cached; an unknown name triggers one refresh (a new tenant is seen at once)."""
+        return name in self._known_tenants or name in self._tenant_names()
 
     # -- writes ---------------------------------------------------------------------------------------------------
     def _stored_ids(self, coll: Any, document_id: str) -> set[str]:
@@ -238,7 +245,7 @@ class WeaviateIndex:
 
     # -- reads ----------------------------------------------------------------------------------------------------
     def _run(self, tenant_id: str, fn: Any) -> list[Hit]:
-        if tenant_name(tenant_id) not in self._tenant_names():
+        if not self._has_tenant(tenant_name(tenant_id)):
             return []
         try:
             return fn(self._tenant(tenant_id))
@@ -311,13 +318,14 @@ class WeaviateIndex:
         return self._run(flt.tenant_id, run)
 
     def count(self, tenant_id: str | None = None) -> int:
-        names = self._tenant_names() if tenant_id is None else [tenant_name(tenant_id)]
-        total = 0
-        for name in names:
-            if tenant_id is not None and name not in self._tenant_names():
-                return 0
-            total += self._collection.with_tenant(name).aggregate.over_all(total_count=True).total_count or 0
-        return total
+        if tenant_id is None:
+            names = self._tenant_names()
+        elif self._has_tenant(tenant_name(tenant_id)):
+            names = [tenant_name(tenant_id)]
+        else:
+            return 0
+        agg = [self._collection.with_tenant(n).aggregate.over_all(total_count=True) for n in names]
+        return sum(a.total_count or 0 for a in agg)
 
     def close(self) -> None:
         self._client.close()
