@@ -23,6 +23,7 @@ from app.core.db.session import Database
 from app.core.errors import AppError, ErrorCode
 from app.core.logging import configure_logging, request_context
 from app.core.settings import Settings
+from app.core.tracing import configure_tracing
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +116,20 @@ def build_container(settings: Settings) -> Container:
                      versions=versions)
 
 
+def _instrument(app: FastAPI, settings: Settings) -> None:
+    """OpenTelemetry for FastAPI, SQLAlchemy and httpx (exported only when KBQA_OTLP_ENDPOINT is set)."""
+    from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
+    from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
+    from opentelemetry.instrumentation.sqlalchemy import SQLAlchemyInstrumentor
+
+    configure_tracing("kbqa-api", settings.otlp_endpoint)
+    FastAPIInstrumentor.instrument_app(app, excluded_urls="healthz,readyz,metrics")
+    if not HTTPXClientInstrumentor().is_instrumented_by_opentelemetry:
+        HTTPXClientInstrumentor().instrument()
+    if not SQLAlchemyInstrumentor().is_instrumented_by_opentelemetry:
+        SQLAlchemyInstrumentor().instrument()
+
+
 def create_app(settings: Settings | None = None, *, container: Container | None = None,
                sweeper: bool = True) -> FastAPI:
     settings = settings or (container.settings if container else Settings())
@@ -144,13 +159,17 @@ def create_app(settings: Settings | None = None, *, container: Container | None 
     )
     app.state.container = container
     install_error_handlers(app)
+    _instrument(app, settings)
 
     @app.middleware("http")
     async def request_id_and_metrics(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
         rid = request.headers.get("x-request-id") or uuid.uuid4().hex
         request.state.request_id = rid
         started = time.perf_counter()
-        with request_context(request_id=rid):
+        c = app.state.container
+        versions = c.versions if c is not None else {}
+        with request_context(request_id=rid, chunker=versions.get("chunker"), embedder=versions.get("embedder"),
+                             prompt_template=versions.get("prompt_template")):
             try:
                 response = await call_next(request)
             except AppError as exc:
@@ -159,7 +178,6 @@ def create_app(settings: Settings | None = None, *, container: Container | None 
                 log.exception("unhandled error")
                 response = error_response(AppError(ErrorCode.INTERNAL, "internal error"))
         response.headers["X-Request-ID"] = rid
-        c = app.state.container
         route = request.scope.get("route")
         if c is not None:
             c.metrics.requests.labels(request.method, getattr(route, "path", "unmatched"),

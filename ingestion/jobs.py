@@ -14,6 +14,7 @@ from typing import Any
 from app.core.db import repositories as repo
 from app.core.db.models import Document, IngestionJob, utcnow
 from app.core.db.session import Database
+from app.core.tracing import tracer
 
 
 class JobTracker:
@@ -47,11 +48,12 @@ class JobTracker:
 
         self._update(begin)
         handle = StageHandle(self, name)
-        try:
-            yield handle
-        except BaseException:
-            self._finish_stage(name, started, "failed")
-            raise
+        with tracer().start_as_current_span(f"kbqa.ingest.{name}"):
+            try:
+                yield handle
+            except BaseException:
+                self._finish_stage(name, started, "failed")
+                raise
         self._finish_stage(name, started, "done")
 
     def _finish_stage(self, name: str, started: float, status: str) -> None:

@@ -25,6 +25,7 @@ from app.core.db.models import Document, IngestionJob
 from app.core.db.session import Database
 from app.core.errors import AppError, ErrorCode
 from app.core.settings import Settings
+from app.core.tracing import extract, tracer
 from app.core.types import ChunkRecord
 from ingestion.jobs import JobTracker
 from retrieval.protocols import Embedder, GraphIndex, KeywordIndex, VectorIndex
@@ -105,14 +106,18 @@ class IngestPipeline:
                                  max_attempts=cfg.max_attempts)
             if job is None:
                 return self._status(job_id)
-            document_id = job.document_id
+            document_id, trace_context, attempt = job.document_id, dict(job.trace_context or {}), job.attempts
         tracker = JobTracker(self.db, job_id)
-        try:
-            self._process(tracker, document_id)
-        except Exception as exc:  # noqa: BLE001 - every failure becomes a readable reason
-            reason = readable_reason(exc)
-            log.warning("ingest job %s failed: %s", job_id, reason, exc_info=not isinstance(exc, AppError))
-            tracker.fail(reason)
+        with tracer().start_as_current_span("kbqa.ingest", context=extract(trace_context),
+                                            attributes={"kbqa.job_id": job_id, "kbqa.document_id": document_id,
+                                                        "kbqa.attempt": attempt}) as span:
+            try:
+                self._process(tracker, document_id)
+            except Exception as exc:  # noqa: BLE001 - every failure becomes a readable reason
+                reason = readable_reason(exc)
+                log.warning("ingest job %s failed: %s", job_id, reason, exc_info=not isinstance(exc, AppError))
+                span.set_attribute("kbqa.failure_reason", reason)
+                tracker.fail(reason)
         return self._status(job_id)
 
     def _status(self, job_id: str) -> str:

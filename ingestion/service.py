@@ -23,6 +23,7 @@ from app.core.db.models import Document, IngestionJob, utcnow
 from app.core.db.session import Database
 from app.core.errors import AppError, ErrorCode
 from app.core.settings import Settings
+from app.core.tracing import inject
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +101,7 @@ class IngestService:
                     storage_path=str(path), size_bytes=len(data), version=1, status="queued",
                     acl_groups=acl_groups or [], tags=tags or [],
                 )
-            job = repo.create_job(session=s, document=doc)
+            job = repo.create_job(session=s, document=doc, trace_context=inject())
             repo.audit(session=s, tenant_id=tenant_id, api_key_id=api_key_id, action="document.upload",
                        target=doc.id, detail={"filename": name, "version": doc.version, "bytes": len(data)})
             job_id = job.id
@@ -117,7 +118,7 @@ class IngestService:
                 raise AppError(ErrorCode.CONFLICT, "the document is already being indexed")
             doc.status = "queued"
             doc.failure_reason = None
-            job = repo.create_job(session=s, document=doc)
+            job = repo.create_job(session=s, document=doc, trace_context=inject())
             repo.audit(session=s, tenant_id=tenant_id, api_key_id=api_key_id, action="document.reindex",
                        target=doc.id)
             job_id = job.id

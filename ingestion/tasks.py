@@ -33,6 +33,14 @@ def _get_runtime() -> Any:
 
 @worker_process_init.connect
 def _init_worker(**_: Any) -> None:
+    from opentelemetry.instrumentation.celery import CeleryInstrumentor
+    from opentelemetry.instrumentation.sqlalchemy import SQLAlchemyInstrumentor
+
+    from app.core.tracing import configure_tracing
+
+    configure_tracing("kbqa-worker", Settings().otlp_endpoint)
+    CeleryInstrumentor().instrument()
+    SQLAlchemyInstrumentor().instrument()
     _get_runtime()
 
 

@@ -17,6 +17,7 @@ from fastapi import Request
 
 from app.core.db import repositories as repo
 from app.core.errors import AppError, ErrorCode
+from app.core.logging import bind
 from app.core.types import Role, SearchFilter
 
 SESSION_COOKIE = "kbqa_session"
@@ -99,6 +100,7 @@ def authenticate(request: Request) -> Principal:
             acl_groups=tuple(row.acl_groups or ()), via_cookie=via_cookie,
         )
     request.state.principal = principal
+    bind(tenant=principal.tenant_id, api_key_id=principal.key_id)
     return principal
 
 

@@ -53,3 +53,9 @@ def request_context(**fields: Any) -> Iterator[None]:
         yield
     finally:
         _context.reset(token)
+
+
+def bind(**fields: Any) -> None:
+    """Add fields to the current request's log context (visible to every later log line of the request, including
+    those logged from worker threads that copied the context)."""
+    _context.get().update(fields)

@@ -110,6 +110,8 @@ class Settings(BaseSettings):
     default_tenant: str = "default"
     log_level: str = "INFO"
     redis_url: str = ""
+    #: OTLP/HTTP traces endpoint (e.g. http://otel-collector:4318/v1/traces); empty disables export.
+    otlp_endpoint: str = ""
 
     database: DatabaseSettings = DatabaseSettings()
     ingestion: IngestionSettings = IngestionSettings()

@@ -1,0 +1,52 @@
+"""W3C trace context flows from the upload request into the ingestion job's spans."""
+
+from __future__ import annotations
+
+import pytest
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from app.cli import migrate_database
+from app.core.db import repositories as repo
+from app.core.db.session import Database
+from app.core.tracing import configure_tracing, tracer
+from ingestion.jobs import JobTracker
+from ingestion.service import IngestService
+
+pytestmark = pytest.mark.unit
+
+
+class FakeDispatcher:
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+
+    def dispatch(self, job_id: str) -> None:
+        self.sent.append(job_id)
+
+
+def test_job_continues_the_upload_trace(make_settings):
+    exporter = InMemorySpanExporter()
+    configure_tracing("kbqa-test", extra_processor=SimpleSpanProcessor(exporter))
+    settings = make_settings()
+    migrate_database(settings)
+    db = Database(settings.database_url)
+    svc = IngestService(settings=settings, db=db, dispatcher=FakeDispatcher(), indexes=None)
+    with tracer().start_as_current_span("POST /api/v1/documents") as request_span:
+        sub = svc.submit(tenant_id="t", filename="a.md", data=b"# A\n\nx")
+    with db.session() as s:
+        job = repo.latest_job(session=s, document_id=sub.document.id)
+        carrier = dict(job.trace_context)
+    assert carrier["traceparent"].split("-")[1] == format(request_span.get_span_context().trace_id, "032x")
+
+    # what a worker does: continue the stored context, one span per stage
+    from app.core.tracing import extract
+
+    with tracer().start_as_current_span("kbqa.ingest", context=extract(carrier)):
+        with JobTracker(db, job.id).stage("parsing"):
+            pass
+    spans = {s.name: s for s in exporter.get_finished_spans()}
+    trace_id = request_span.get_span_context().trace_id
+    assert spans["kbqa.ingest"].context.trace_id == trace_id
+    assert spans["kbqa.ingest.parsing"].context.trace_id == trace_id
+    assert spans["kbqa.ingest"].parent.span_id == request_span.get_span_context().span_id
+    db.dispose()
