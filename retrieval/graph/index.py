@@ -206,10 +206,14 @@ class NetworkXGraphIndex:
 
     # -------------------------------------------------------------- reads
     def count(self, tenant_id: str | None = None) -> int:
-        if tenant_id is not None:
-            t = self._tenants.get(tenant_id)
-            return t.graph.chunk_count if t else 0
-        return sum(t.graph.chunk_count for t in self._tenants.values())
+        """Chunks in the index (of one tenant, or all), including other processes' writes."""
+        self._scan()
+        tenants = [self._tenants[tenant_id]] if tenant_id in self._tenants else []
+        if tenant_id is None:
+            tenants = list(self._tenants.values())
+        for t in tenants:
+            self._refresh(t)
+        return sum(t.graph.chunk_count for t in tenants)
 
     def link(self, query: str, tenant_id: str) -> dict[str, float]:
         """Entity keys of the tenant's graph that ``query`` names, with a match weight (1 exact, <1 partial)."""
