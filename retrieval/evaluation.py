@@ -123,17 +123,24 @@ def build_indexes(
     *,
     cache_dir: Path | None,
     extract_entities: EntityExtractor | None,
+    with_vectors: bool = True,
 ) -> EvalIndexes:
-    """Index ``ds`` into temp embedded indexes under ``workdir`` (embeddings and entities from the cache if present)."""
+    """Index ``ds`` into temp embedded indexes under ``workdir`` (embeddings and entities from the cache if present).
+
+    ``with_vectors=False`` skips embedding the corpus (a null vector index stands in)."""
     chunks = ds.chunks
     t = time.perf_counter()
     keyword = build_keyword(workdir / "keyword", chunks)
     log.info("keyword index: %d docs in %.1fs", len(chunks), time.perf_counter() - t)
-    key = cache_key("emb", embedder.model_name, embedder.model_version, ds.corpus_hash, "v1")
-    t = time.perf_counter()
-    vectors = cached_array(cache_dir, key, len(chunks), lambda: embedder.embed_documents([doc_text(c) for c in chunks]))
-    vector = build_vector(workdir / "vector", chunks, np.asarray(vectors, dtype=np.float32), embedder.dim)
-    log.info("vector index: %d docs in %.1fs", len(chunks), time.perf_counter() - t)
+    vector: VectorIndex = NullVectorIndex(embedder.dim)
+    if with_vectors:
+        key = cache_key("emb", embedder.model_name, embedder.model_version, ds.corpus_hash, "v1")
+        t = time.perf_counter()
+        vectors = cached_array(
+            cache_dir, key, len(chunks), lambda: embedder.embed_documents([doc_text(c) for c in chunks])
+        )
+        vector = build_vector(workdir / "vector", chunks, np.asarray(vectors, dtype=np.float32), embedder.dim)
+        log.info("vector index: %d docs in %.1fs", len(chunks), time.perf_counter() - t)
     graph = None
     if extract_entities is not None:
         t = time.perf_counter()
@@ -227,10 +234,11 @@ def run_retrieval_eval(
     ds = load_beir(dataset_dir, max_queries=max_queries)
     multi_hop = all(len(r) >= 2 for r in ds.qrels.values())
     needs_graph = any("graph" in c.split("+") for c in configs)
+    needs_vectors = any(set(c.split("+")) & {"dense", "hybrid"} for c in configs)
     table = EvalTable(ds.name, len(ds.queries), len(ds.chunks))
     with tempfile.TemporaryDirectory(prefix="kbqa-eval-") as tmp:
         idx = build_indexes(ds, Path(tmp), embedder, cache_dir=cache_dir,
-                            extract_entities=extract_entities if needs_graph else None)
+                            extract_entities=extract_entities if needs_graph else None, with_vectors=needs_vectors)
         for config in configs:
             if "rerank" in config and reranker is None:
                 table.rows.append(EvalRow(config, {}, {}, note="skipped: no reranker configured"))
