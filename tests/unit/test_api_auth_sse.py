@@ -262,3 +262,40 @@ def test_openai_compatible_completion(api):
     assert lines[-1] == "data: [DONE]"
     text = "".join(json.loads(ln[6:])["choices"][0]["delta"].get("content", "") for ln in lines[:-1])
     assert text == "The hub has a 24-month warranty [1]."
+
+
+def test_request_quota_gives_429_with_retry_after(api):
+    client, keys, container = api
+    container.limiter = QuotaLimiter(requests_per_minute=2, tokens_per_minute=0)
+    codes = [client.get("/api/v1/documents", headers=auth(keys[Role.AGENT])).status_code for _ in range(3)]
+    assert codes == [200, 200, 429]
+    r = client.get("/api/v1/documents", headers=auth(keys[Role.AGENT]))
+    assert r.json()["error"]["code"] == "rate_limited" and int(r.headers["Retry-After"]) >= 1
+    # another key has its own bucket
+    assert client.get("/api/v1/documents", headers=auth(keys[Role.EDITOR])).status_code == 200
+
+
+def test_token_quota_blocks_new_answers_once_spent(api):
+    client, keys, container = api
+    container.limiter = QuotaLimiter(requests_per_minute=0, tokens_per_minute=5)
+    with client.stream("POST", "/api/v1/ask", json={"question": "q"}, headers=auth(keys[Role.AGENT])) as r:
+        assert r.status_code == 200
+        "".join(r.iter_text())  # this answer spends 7 completion tokens
+    r = client.post("/api/v1/ask", json={"question": "q"}, headers=auth(keys[Role.AGENT]))
+    assert r.status_code == 429 and r.json()["error"]["code"] == "rate_limited" and "Retry-After" in r.headers
+
+
+@pytest.mark.integration
+def test_redis_backed_quota_is_shared(redis_url):
+    import redis
+
+    redis.Redis.from_url(redis_url).delete("kbqa:quota:req:k1")
+    one = QuotaLimiter(requests_per_minute=3, tokens_per_minute=0, redis_url=redis_url)
+    two = QuotaLimiter(requests_per_minute=3, tokens_per_minute=0, redis_url=redis_url)
+    one.check_request("k1")
+    two.check_request("k1")
+    one.check_request("k1")
+    from app.core.errors import AppError
+
+    with pytest.raises(AppError):
+        two.check_request("k1")
