@@ -66,7 +66,8 @@ class FakeEmbedder:
     dim = 2
 
     def embed_documents(self, texts: list[str]) -> np.ndarray:
-        return np.array([[1.0, 0.0] if "oil" in t.lower() or "petroleum" in t.lower() else [0.0, 1.0] for t in texts], np.float32)
+        oily = [("oil" in t.lower() or "petroleum" in t.lower()) for t in texts]
+        return np.array([[1.0, 0.0] if o else [0.0, 1.0] for o in oily], np.float32)
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed_documents([text])[0]
