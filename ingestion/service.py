@@ -24,6 +24,7 @@ from app.core.db.session import Database
 from app.core.errors import AppError, ErrorCode
 from app.core.settings import Settings
 from app.core.tracing import inject
+from ingestion.hygiene import check_archive
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +77,7 @@ class IngestService:
         if len(data) > limit:
             raise AppError(ErrorCode.PAYLOAD_TOO_LARGE, f"file is larger than the {limit // (1024 * 1024)} MB limit",
                            details={"limit_bytes": limit, "size_bytes": len(data)})
+        check_archive(data)
         name = sanitize_filename(filename)
         digest = hashlib.sha256(data).hexdigest()
         with self.db.session() as s:

@@ -153,3 +153,21 @@ def test_reindex_while_running_is_a_conflict(service):
 )
 def test_sanitize_filename(raw, expected):
     assert sanitize_filename(raw) == expected
+
+
+def test_decompression_bomb_is_refused(service):
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("[Content_Types].xml", "<Types/>")
+        zf.writestr("word/document.xml", b"\0" * (60 * 1024 * 1024))
+    data = buf.getvalue()
+    assert len(data) < 200 * 1024
+    service.settings.ingestion.max_upload_bytes = 10 * 1024 * 1024
+    with pytest.raises(AppError) as exc:
+        service.submit(tenant_id="t", filename="bomb.docx", data=data)
+    assert exc.value.code == ErrorCode.VALIDATION and "bomb" in exc.value.message
+    with service.db.session() as s:
+        assert repo.list_documents(session=s, tenant_id="t") == []
