@@ -70,8 +70,15 @@ def serve(
 
     settings = _settings()
     migrate_database(settings)
-    uvicorn.run("app.main:create_app", factory=True, host=host or settings.api.host, port=port or settings.api.port,
-                workers=workers, log_config=None, timeout_keep_alive=75)
+    uvicorn.run(
+        "app.main:create_app",
+        factory=True,
+        host=host or settings.api.host,
+        port=port or settings.api.port,
+        workers=workers,
+        log_config=None,
+        timeout_keep_alive=75,
+    )
 
 
 @cli.command()
@@ -83,8 +90,21 @@ def worker(
     from ingestion.celery_app import make_celery
 
     app = make_celery(_settings())
-    app.worker_main(["worker", "-Q", "ingest", "--concurrency", str(concurrency), "-P", "prefork",
-                     "--loglevel", loglevel, "--without-gossip", "--without-mingle"])
+    app.worker_main(
+        [
+            "worker",
+            "-Q",
+            "ingest",
+            "--concurrency",
+            str(concurrency),
+            "-P",
+            "prefork",
+            "--loglevel",
+            loglevel,
+            "--without-gossip",
+            "--without-mingle",
+        ]
+    )
 
 
 def _walk(paths: list[Path]) -> list[Path]:
@@ -111,8 +131,9 @@ def ingest(
     from app.main import build_container
     from ingestion.executors import InlineDispatcher
 
-    settings = _settings().model_copy(update={"ingestion": _settings().ingestion.model_copy(
-        update={"executor": "inline"})})
+    settings = _settings().model_copy(
+        update={"ingestion": _settings().ingestion.model_copy(update={"executor": "inline"})}
+    )
     migrate_database(settings)
     files = _walk(paths)
     if not files:
@@ -124,13 +145,15 @@ def ingest(
     tag_list = [t.strip() for t in tags.split(",")] if tags else None
     results: list[tuple[str, str, str]] = []
     try:
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=console) as progress:
+        with Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
+        ) as progress:
             task = progress.add_task("ingesting", total=len(files))
             for f in files:
                 progress.update(task, description=f"ingesting {f.name[:40]}")
-                sub = container.ingest.submit(tenant_id=tenant_id, filename=f.name, data=f.read_bytes(),
-                                              acl_groups=groups, tags=tag_list)
+                sub = container.ingest.submit(
+                    tenant_id=tenant_id, filename=f.name, data=f.read_bytes(), acl_groups=groups, tags=tag_list
+                )
                 assert isinstance(container.dispatcher, InlineDispatcher)
                 container.dispatcher.wait()
                 with container.db.session() as s:
@@ -165,8 +188,13 @@ def ask(
 
     async def run() -> None:
         async for ev in container.answers.run(
-            question, flt=SearchFilter(tenant_id=tenant or settings.default_tenant), history=[],
-            request_id="cli", conversation_id=None, message_id=None, top_k=top_k,
+            question,
+            flt=SearchFilter(tenant_id=tenant or settings.default_tenant),
+            history=[],
+            request_id="cli",
+            conversation_id=None,
+            message_id=None,
+            top_k=top_k,
         ):
             data = ev.to_dict()
             if ev.type == "sources":
@@ -208,8 +236,13 @@ def keys_create(
     migrate_database(settings)
     db = Database(settings.database_url)
     with db.session() as s:
-        _, secret = repo.create_api_key(session=s, tenant_id=tenant or settings.default_tenant, name=name, role=role,
-                                        acl_groups=[g.strip() for g in acl_groups.split(",")] if acl_groups else [])
+        _, secret = repo.create_api_key(
+            session=s,
+            tenant_id=tenant or settings.default_tenant,
+            name=name,
+            role=role,
+            acl_groups=[g.strip() for g in acl_groups.split(",")] if acl_groups else [],
+        )
     db.dispose()
     console.print(secret if quiet else f"API key ({role.value}, tenant {tenant or settings.default_tenant}): {secret}")
 

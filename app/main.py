@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import threading
 import time
@@ -49,6 +50,9 @@ class Container:
 
     def warm_up(self) -> None:
         self.embedder.embed_query("warm up")
+        # Long-lived objects (models, loaded graphs) leave the GC's generations: no full collection over them.
+        gc.collect()
+        gc.freeze()
         self.warmed = True
 
     def start_sweeper(self, interval_s: float = 5.0) -> threading.Thread:
@@ -89,8 +93,13 @@ def build_container(settings: Settings) -> Container:
     db, embedder, indexes = runtime.db, runtime.embedder, runtime.indexes
     store = DbChunkStore(db)
     retriever = HybridRetriever(
-        keyword=indexes.keyword, vector=indexes.vector, graph=indexes.graph, embedder=embedder, store=store,
-        settings=settings.retrieval, reranker=build_reranker(settings.retrieval),
+        keyword=indexes.keyword,
+        vector=indexes.vector,
+        graph=indexes.graph,
+        embedder=embedder,
+        store=store,
+        settings=settings.retrieval,
+        reranker=build_reranker(settings.retrieval),
     )
     llm = build_llm(settings.generation, embedder=embedder)
     versions = {
@@ -100,8 +109,12 @@ def build_container(settings: Settings) -> Container:
         "model": f"{llm.name}:{llm.model}",
     }
     answers = AnswerPipeline(
-        retriever=retriever, llm=llm, fallback=ExtractiveBackend(embedder, context_window=settings.generation.context_window), embedder=embedder,
-        settings=settings.generation, versions=versions,
+        retriever=retriever,
+        llm=llm,
+        fallback=ExtractiveBackend(embedder, context_window=settings.generation.context_window),
+        embedder=embedder,
+        settings=settings.generation,
+        versions=versions,
     )
     dispatcher: Any
     if settings.ingestion.executor == "celery":
@@ -109,11 +122,24 @@ def build_container(settings: Settings) -> Container:
     else:
         dispatcher = InlineDispatcher(runtime.pipeline.run)
     ingest = IngestService(settings=settings, db=db, dispatcher=dispatcher, indexes=indexes)
-    limiter = QuotaLimiter(requests_per_minute=settings.api.requests_per_minute,
-                           tokens_per_minute=settings.api.tokens_per_minute, redis_url=settings.redis_url)
-    return Container(settings=settings, db=db, embedder=embedder, indexes=indexes, chunk_store=store,
-                     retriever=retriever, answers=answers, ingest=ingest, dispatcher=dispatcher, limiter=limiter,
-                     versions=versions)
+    limiter = QuotaLimiter(
+        requests_per_minute=settings.api.requests_per_minute,
+        tokens_per_minute=settings.api.tokens_per_minute,
+        redis_url=settings.redis_url,
+    )
+    return Container(
+        settings=settings,
+        db=db,
+        embedder=embedder,
+        indexes=indexes,
+        chunk_store=store,
+        retriever=retriever,
+        answers=answers,
+        ingest=ingest,
+        dispatcher=dispatcher,
+        limiter=limiter,
+        versions=versions,
+    )
 
 
 def _instrument(app: FastAPI, settings: Settings) -> None:
@@ -130,8 +156,9 @@ def _instrument(app: FastAPI, settings: Settings) -> None:
         SQLAlchemyInstrumentor().instrument()
 
 
-def create_app(settings: Settings | None = None, *, container: Container | None = None,
-               sweeper: bool = True) -> FastAPI:
+def create_app(
+    settings: Settings | None = None, *, container: Container | None = None, sweeper: bool = True
+) -> FastAPI:
     settings = settings or (container.settings if container else Settings())
     configure_logging(settings.log_level)
 
@@ -168,8 +195,12 @@ def create_app(settings: Settings | None = None, *, container: Container | None 
         started = time.perf_counter()
         c = app.state.container
         versions = c.versions if c is not None else {}
-        with request_context(request_id=rid, chunker=versions.get("chunker"), embedder=versions.get("embedder"),
-                             prompt_template=versions.get("prompt_template")):
+        with request_context(
+            request_id=rid,
+            chunker=versions.get("chunker"),
+            embedder=versions.get("embedder"),
+            prompt_template=versions.get("prompt_template"),
+        ):
             try:
                 response = await call_next(request)
             except AppError as exc:
@@ -180,8 +211,9 @@ def create_app(settings: Settings | None = None, *, container: Container | None 
         response.headers["X-Request-ID"] = rid
         route = request.scope.get("route")
         if c is not None:
-            c.metrics.requests.labels(request.method, getattr(route, "path", "unmatched"),
-                                      str(response.status_code)).observe(time.perf_counter() - started)
+            c.metrics.requests.labels(
+                request.method, getattr(route, "path", "unmatched"), str(response.status_code)
+            ).observe(time.perf_counter() - started)
         return response
 
     for module in (health, ask, search, documents, conversations, admin, openai_compat):

@@ -31,8 +31,11 @@ def check_archive(data: bytes) -> None:
     if len(infos) > MAX_MEMBERS:
         raise AppError(ErrorCode.VALIDATION, f"archive has too many entries ({len(infos)} > {MAX_MEMBERS})")
     if total > MAX_UNCOMPRESSED_BYTES:
-        raise AppError(ErrorCode.VALIDATION,
-                       f"archive expands to {total // (1024 * 1024)} MB (limit {MAX_UNCOMPRESSED_BYTES // 2**20} MB)")
+        raise AppError(
+            ErrorCode.VALIDATION,
+            f"archive expands to {total // (1024 * 1024)} MB (limit {MAX_UNCOMPRESSED_BYTES // 2**20} MB)",
+        )
     if len(data) and total / len(data) > MAX_RATIO and total > 50 * 1024 * 1024:
-        raise AppError(ErrorCode.VALIDATION,
-                       f"archive compression ratio {total // len(data)}:1 looks like a decompression bomb")
+        raise AppError(
+            ErrorCode.VALIDATION, f"archive compression ratio {total // len(data)}:1 looks like a decompression bomb"
+        )

@@ -57,8 +57,9 @@ class Indexes:
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
 
-    def upsert(self, document_id: str, chunks: Sequence[ChunkRecord], vectors: np.ndarray,
-               entities: Sequence[Sequence[str]]) -> None:
+    def upsert(
+        self, document_id: str, chunks: Sequence[ChunkRecord], vectors: np.ndarray, entities: Sequence[Sequence[str]]
+    ) -> None:
         with self.writing():
             self.keyword.upsert_document(document_id, chunks)
             self.vector.upsert_document(document_id, chunks, vectors)
@@ -87,7 +88,12 @@ def readable_reason(exc: BaseException) -> str:
 
 class IngestPipeline:
     def __init__(
-        self, *, settings: Settings, db: Database, indexes: Indexes, embedder: Embedder,
+        self,
+        *,
+        settings: Settings,
+        db: Database,
+        indexes: Indexes,
+        embedder: Embedder,
         extractor: EntityExtractorLike,
     ) -> None:
         self.settings = settings
@@ -102,15 +108,18 @@ class IngestPipeline:
         owner = owner or f"{os.uname().nodename}:{os.getpid()}:{threading.get_ident()}"
         cfg = self.settings.ingestion
         with self.db.session() as s:
-            job = repo.claim_job(session=s, job_id=job_id, owner=owner, lease_s=cfg.lease_s,
-                                 max_attempts=cfg.max_attempts)
+            job = repo.claim_job(
+                session=s, job_id=job_id, owner=owner, lease_s=cfg.lease_s, max_attempts=cfg.max_attempts
+            )
             if job is None:
                 return self._status(job_id)
             document_id, trace_context, attempt = job.document_id, dict(job.trace_context or {}), job.attempts
         tracker = JobTracker(self.db, job_id)
-        with tracer().start_as_current_span("kbqa.ingest", context=extract(trace_context),
-                                            attributes={"kbqa.job_id": job_id, "kbqa.document_id": document_id,
-                                                        "kbqa.attempt": attempt}) as span:
+        with tracer().start_as_current_span(
+            "kbqa.ingest",
+            context=extract(trace_context),
+            attributes={"kbqa.job_id": job_id, "kbqa.document_id": document_id, "kbqa.attempt": attempt},
+        ) as span:
             try:
                 self._process(tracker, document_id)
             except Exception as exc:  # noqa: BLE001 - every failure becomes a readable reason
@@ -157,10 +166,21 @@ class IngestPipeline:
             chunks = [
                 ChunkRecord(
                     id=ChunkRecord.make_id(tenant_id, document_id, version, d.order, d.text),
-                    tenant_id=tenant_id, document_id=document_id, document_version=version, title=title,
-                    text=d.text, section_path=tuple(d.section_path), page_start=d.page_start, page_end=d.page_end,
-                    order=d.order, element_types=tuple(d.element_types), token_count=d.token_count,
-                    chunker_version=CHUNKER_VERSION, acl_groups=acl, doc_type=parsed.doc_type, tags=tags,
+                    tenant_id=tenant_id,
+                    document_id=document_id,
+                    document_version=version,
+                    title=title,
+                    text=d.text,
+                    section_path=tuple(d.section_path),
+                    page_start=d.page_start,
+                    page_end=d.page_end,
+                    order=d.order,
+                    element_types=tuple(d.element_types),
+                    token_count=d.token_count,
+                    chunker_version=CHUNKER_VERSION,
+                    acl_groups=acl,
+                    doc_type=parsed.doc_type,
+                    tags=tags,
                     created_at=created_at,
                 )
                 for d in drafts
@@ -176,8 +196,9 @@ class IngestPipeline:
                 if doc is None:
                     raise AppError(ErrorCode.NOT_FOUND, "document was deleted while it was being indexed")
                 self.indexes.upsert(document_id, chunks, vectors, entities)
-                repo.replace_chunks(session=s, document=doc, chunks=chunks,
-                                    embedder_version=self.embedder.model_version)
+                repo.replace_chunks(
+                    session=s, document=doc, chunks=chunks, embedder_version=self.embedder.model_version
+                )
                 doc.title = title
                 doc.mime_type = parsed.mime_type
                 doc.doc_type = parsed.doc_type

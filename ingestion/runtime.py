@@ -30,23 +30,29 @@ class IngestRuntime:
         self.db.dispose()
 
 
-def build_indexes(settings: Settings, embedder: Embedder, extractor: EntityExtractor | None = None) -> Indexes:
+def build_indexes(settings: Settings, embedder: Embedder) -> Indexes:
     """Keyword + vector (embedded or Weaviate, by settings) and the graph (networkx, on disk under the data dir)."""
     root = settings.index_dir
     root.mkdir(parents=True, exist_ok=True)
     keyword, vector = build_text_indexes(settings, root, embedder.dim)
-    graph = NetworkXGraphIndex(root / "graph", query_extractor=extractor.extract if extractor else None,
-                               timeout_s=settings.retrieval.timeout_s / 2)
+    graph = NetworkXGraphIndex(
+        root / "graph",
+        query_extractor=extractor.extract if extractor else None,
+        timeout_s=settings.retrieval.timeout_s / 2,
+    )
     return Indexes(keyword=keyword, vector=vector, graph=graph, lock_path=root / ".write.lock")
 
 
 def build_ingest_runtime(
-    settings: Settings, *, db: Database | None = None, embedder: Embedder | None = None,
+    settings: Settings,
+    *,
+    db: Database | None = None,
+    embedder: Embedder | None = None,
     indexes: Indexes | None = None,
 ) -> IngestRuntime:
     db = db or Database(settings.database_url, connect_timeout_s=settings.database.connect_timeout_s)
     embedder = embedder or build_embedder(settings.embedding)
     extractor = EntityExtractor()
-    indexes = indexes or build_indexes(settings, embedder, extractor)
+    indexes = indexes or build_indexes(settings, embedder)
     pipeline = IngestPipeline(settings=settings, db=db, indexes=indexes, embedder=embedder, extractor=extractor)
     return IngestRuntime(settings=settings, db=db, indexes=indexes, embedder=embedder, pipeline=pipeline)

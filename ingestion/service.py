@@ -70,13 +70,22 @@ class IngestService:
     # --- write paths ------------------------------------------------------------------------------------------------
 
     def submit(
-        self, *, tenant_id: str, filename: str | None, data: bytes, acl_groups: list[str] | None = None,
-        tags: list[str] | None = None, api_key_id: str | None = None,
+        self,
+        *,
+        tenant_id: str,
+        filename: str | None,
+        data: bytes,
+        acl_groups: list[str] | None = None,
+        tags: list[str] | None = None,
+        api_key_id: str | None = None,
     ) -> Submitted:
         limit = self.settings.ingestion.max_upload_bytes
         if len(data) > limit:
-            raise AppError(ErrorCode.PAYLOAD_TOO_LARGE, f"file is larger than the {limit // (1024 * 1024)} MB limit",
-                           details={"limit_bytes": limit, "size_bytes": len(data)})
+            raise AppError(
+                ErrorCode.PAYLOAD_TOO_LARGE,
+                f"file is larger than the {limit // (1024 * 1024)} MB limit",
+                details={"limit_bytes": limit, "size_bytes": len(data)},
+            )
         check_archive(data)
         name = sanitize_filename(filename)
         digest = hashlib.sha256(data).hexdigest()
@@ -99,18 +108,33 @@ class IngestService:
                     doc.tags = tags
             else:
                 doc = repo.create_document(
-                    session=s, tenant_id=tenant_id, filename=name, title=Path(name).stem, content_hash=digest,
-                    storage_path=str(path), size_bytes=len(data), version=1, status="queued",
-                    acl_groups=acl_groups or [], tags=tags or [],
+                    session=s,
+                    tenant_id=tenant_id,
+                    filename=name,
+                    title=Path(name).stem,
+                    content_hash=digest,
+                    storage_path=str(path),
+                    size_bytes=len(data),
+                    version=1,
+                    status="queued",
+                    acl_groups=acl_groups or [],
+                    tags=tags or [],
                 )
             job = repo.create_job(session=s, document=doc, trace_context=inject())
-            repo.audit(session=s, tenant_id=tenant_id, api_key_id=api_key_id, action="document.upload",
-                       target=doc.id, detail={"filename": name, "version": doc.version, "bytes": len(data)})
+            repo.audit(
+                session=s,
+                tenant_id=tenant_id,
+                api_key_id=api_key_id,
+                action="document.upload",
+                target=doc.id,
+                detail={"filename": name, "version": doc.version, "bytes": len(data)},
+            )
             job_id = job.id
         self._dispatch(job_id)
         with self.db.session() as s:
-            return Submitted(document=repo.get_document(session=s, tenant_id=tenant_id, document_id=doc.id),
-                             duplicate=False)
+            return Submitted(
+                document=repo.get_document(session=s, tenant_id=tenant_id, document_id=doc.id), duplicate=False
+            )
 
     def reindex(self, *, tenant_id: str, document_id: str, api_key_id: str | None = None) -> Document:
         with self.db.session() as s:
@@ -121,8 +145,7 @@ class IngestService:
             doc.status = "queued"
             doc.failure_reason = None
             job = repo.create_job(session=s, document=doc, trace_context=inject())
-            repo.audit(session=s, tenant_id=tenant_id, api_key_id=api_key_id, action="document.reindex",
-                       target=doc.id)
+            repo.audit(session=s, tenant_id=tenant_id, api_key_id=api_key_id, action="document.reindex", target=doc.id)
             job_id = job.id
         self._dispatch(job_id)
         with self.db.session() as s:
@@ -134,8 +157,9 @@ class IngestService:
             storage = doc.storage_path
             self.indexes.delete(doc.id)
             repo.delete_document(session=s, document=doc)
-            repo.audit(session=s, tenant_id=tenant_id, api_key_id=api_key_id, action="document.delete",
-                       target=document_id)
+            repo.audit(
+                session=s, tenant_id=tenant_id, api_key_id=api_key_id, action="document.delete", target=document_id
+            )
             others = s.query(Document).filter(Document.storage_path == storage, Document.id != document_id).count()
         if storage and not others:
             Path(storage).unlink(missing_ok=True)

@@ -96,8 +96,12 @@ def authenticate(request: Request) -> Principal:
             via_cookie = True
         repo.touch_api_key(session=s, key_id=row.id)
         principal = Principal(
-            tenant_id=row.tenant_id, key_id=row.id, key_name=row.name, role=Role(row.role),
-            acl_groups=tuple(row.acl_groups or ()), via_cookie=via_cookie,
+            tenant_id=row.tenant_id,
+            key_id=row.id,
+            key_name=row.name,
+            role=Role(row.role),
+            acl_groups=tuple(row.acl_groups or ()),
+            via_cookie=via_cookie,
         )
     request.state.principal = principal
     bind(tenant=principal.tenant_id, api_key_id=principal.key_id)

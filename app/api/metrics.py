@@ -13,10 +13,16 @@ class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
         r = self.registry
-        self.requests = Histogram("kbqa_http_request_seconds", "HTTP request latency", ["method", "route", "status"],
-                                  registry=r, buckets=_BUCKETS)
-        self.stage = Histogram("kbqa_answer_stage_seconds", "Answer pipeline stage latency", ["stage"], registry=r,
-                               buckets=_BUCKETS)
+        self.requests = Histogram(
+            "kbqa_http_request_seconds",
+            "HTTP request latency",
+            ["method", "route", "status"],
+            registry=r,
+            buckets=_BUCKETS,
+        )
+        self.stage = Histogram(
+            "kbqa_answer_stage_seconds", "Answer pipeline stage latency", ["stage"], registry=r, buckets=_BUCKETS
+        )
         self.tokens = Counter("kbqa_tokens_total", "Tokens", ["kind"], registry=r)
         self.answers = Counter("kbqa_answers_total", "Answers by outcome", ["outcome"], registry=r)
         self.jobs = Gauge("kbqa_ingestion_jobs", "Ingestion jobs by state", ["state"], registry=r)

@@ -66,11 +66,14 @@ class QuotaLimiter:
                 log.warning("Redis quota store unavailable; using in-process buckets", exc_info=True)
                 self._redis = None
 
-    def _take(self, bucket: TokenBucket, name: str, key: str, cost: float, allow_debt: bool = False) -> tuple[bool, float]:
+    def _take(
+        self, bucket: TokenBucket, name: str, key: str, cost: float, allow_debt: bool = False
+    ) -> tuple[bool, float]:
         if self._redis is not None:
             try:
-                ok, tokens = self._script(keys=[f"kbqa:quota:{name}:{key}"],
-                                          args=[bucket.rate, bucket.capacity, cost, time.time()])
+                ok, tokens = self._script(
+                    keys=[f"kbqa:quota:{name}:{key}"], args=[bucket.rate, bucket.capacity, cost, time.time()]
+                )
                 tokens = float(tokens)
                 return bool(ok), max(0.0, (1 - tokens) / bucket.rate)
             except Exception:  # noqa: BLE001 - Redis down: degrade to local buckets
@@ -82,8 +85,11 @@ class QuotaLimiter:
             return
         ok, retry = self._take(self._requests, "req", key_id, 1)
         if not ok:
-            raise AppError(ErrorCode.RATE_LIMITED, f"request quota exceeded ({self.rpm} per minute)",
-                           details={"retry_after_s": round(retry, 1)})
+            raise AppError(
+                ErrorCode.RATE_LIMITED,
+                f"request quota exceeded ({self.rpm} per minute)",
+                details={"retry_after_s": round(retry, 1)},
+            )
 
     def check_tokens(self, key_id: str) -> None:
         """Refuse a new answer while the key's token bucket is empty (spent by earlier answers)."""
@@ -91,8 +97,11 @@ class QuotaLimiter:
             return
         ok, retry = self._take(self._tokens, "tok", key_id, 0)
         if not ok or (self._redis is None and self._tokens._state.get(key_id, (1, 0))[0] <= 0):
-            raise AppError(ErrorCode.RATE_LIMITED, f"token quota exceeded ({self.tpm} generated tokens per minute)",
-                           details={"retry_after_s": round(max(retry, 1.0), 1)})
+            raise AppError(
+                ErrorCode.RATE_LIMITED,
+                f"token quota exceeded ({self.tpm} generated tokens per minute)",
+                details={"retry_after_s": round(max(retry, 1.0), 1)},
+            )
 
     def spend_tokens(self, key_id: str, n: int) -> None:
         if self._tokens is not None and n > 0:

@@ -45,7 +45,7 @@ async def sse_stream(events: AsyncIterator[Any], *, heartbeat_s: float) -> Async
                 event = task.result()
             except StopAsyncIteration:
                 break
-            etype, data = (event if isinstance(event, tuple) else (event.type, event.to_dict()))
+            etype, data = event if isinstance(event, tuple) else (event.type, event.to_dict())
             saw_done = saw_done or etype == "done"
             yield format_event(etype, data)
     except asyncio.CancelledError:

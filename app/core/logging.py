@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-_context: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar("kbqa_log_context", default={})
+_context: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("kbqa_log_context", default=None)
 
 _STANDARD = set(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {"message", "asctime"}
 
@@ -23,7 +23,7 @@ class JsonFormatter(logging.Formatter):
             "level": record.levelname,
             "logger": record.name,
             "msg": record.getMessage(),
-            **_context.get(),
+            **(_context.get() or {}),
         }
         for key, value in record.__dict__.items():
             if key not in _STANDARD and not key.startswith("_"):
@@ -48,7 +48,7 @@ def configure_logging(level: str = "INFO") -> None:
 
 @contextlib.contextmanager
 def request_context(**fields: Any) -> Iterator[None]:
-    token = _context.set({**_context.get(), **fields})
+    token = _context.set({**(_context.get() or {}), **fields})
     try:
         yield
     finally:
@@ -58,4 +58,6 @@ def request_context(**fields: Any) -> Iterator[None]:
 def bind(**fields: Any) -> None:
     """Add fields to the current request's log context (visible to every later log line of the request, including
     those logged from worker threads that copied the context)."""
-    _context.get().update(fields)
+    current = _context.get()
+    if current is not None:
+        current.update(fields)

@@ -99,9 +99,7 @@ class ApiSettings(BaseModel):
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(
-        env_prefix="KBQA_", env_nested_delimiter="__", env_file=".env", extra="ignore"
-    )
+    model_config = SettingsConfigDict(env_prefix="KBQA_", env_nested_delimiter="__", env_file=".env", extra="ignore")
 
     #: ``local`` allows development defaults (a placeholder secret, SQLite); ``production`` refuses them.
     environment: Literal["local", "production"] = "local"

@@ -22,8 +22,9 @@ _lock = threading.Lock()
 _provider: TracerProvider | None = None
 
 
-def configure_tracing(service_name: str, otlp_endpoint: str = "", *,
-                      extra_processor: SpanProcessor | None = None) -> TracerProvider:
+def configure_tracing(
+    service_name: str, otlp_endpoint: str = "", *, extra_processor: SpanProcessor | None = None
+) -> TracerProvider:
     """Install (once) and return the process's tracer provider."""
     global _provider
     with _lock:

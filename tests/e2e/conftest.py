@@ -24,9 +24,26 @@ class Server:
 
     def create_key(self, *, tenant: str, role: str, name: str = "e2e") -> str:
         out = subprocess.run(
-            [sys.executable, "-m", "app.cli", "keys", "create", "--quiet", "--tenant", tenant, "--role", role,
-             "--name", name],
-            cwd=REPO, env=self.env, capture_output=True, text=True, check=True, timeout=120,
+            [
+                sys.executable,
+                "-m",
+                "app.cli",
+                "keys",
+                "create",
+                "--quiet",
+                "--tenant",
+                tenant,
+                "--role",
+                role,
+                "--name",
+                name,
+            ],
+            cwd=REPO,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
         )
         return out.stdout.strip().splitlines()[-1]
 
@@ -41,11 +58,24 @@ def _free_port() -> int:
 def server(tmp_path_factory) -> Iterator[Server]:
     port = _free_port()
     data = tmp_path_factory.mktemp("kbqa-e2e") / "data"
-    env = {**os.environ, "KBQA_DATA_DIR": str(data), "KBQA_API__PORT": str(port), "HF_HUB_OFFLINE": "1",
-           "DO_NOT_TRACK": "1", "KBQA_API__REQUESTS_PER_MINUTE": "0", "KBQA_API__TOKENS_PER_MINUTE": "0"}
+    env = {
+        **os.environ,
+        "KBQA_DATA_DIR": str(data),
+        "KBQA_API__PORT": str(port),
+        "HF_HUB_OFFLINE": "1",
+        "DO_NOT_TRACK": "1",
+        "KBQA_API__REQUESTS_PER_MINUTE": "0",
+        "KBQA_API__TOKENS_PER_MINUTE": "0",
+    }
     log = open(data.parent / "server.log", "w")  # noqa: SIM115
-    proc = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--port", str(port)], cwd=REPO, env=env,
-                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "serve", "--port", str(port)],
+        cwd=REPO,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:

@@ -26,8 +26,13 @@ def test_browser_flow(server):
     if not (HERE / "node_modules" / "playwright-core").exists():
         subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=HERE, check=True, timeout=300)
     key = server.create_key(tenant="browser", role="admin")
-    result = subprocess.run(["node", str(HERE / "browser.mjs")], cwd=HERE, capture_output=True, text=True,
-                            timeout=600, env={**os.environ, "BASE_URL": server.url, "API_KEY": key,
-                                              "CHROMIUM": CHROMIUM})
+    result = subprocess.run(
+        ["node", str(HERE / "browser.mjs")],
+        cwd=HERE,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "BASE_URL": server.url, "API_KEY": key, "CHROMIUM": CHROMIUM},
+    )
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     assert (HERE / "artifacts").is_dir() and any((HERE / "artifacts").glob("*.png"))

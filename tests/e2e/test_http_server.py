@@ -48,8 +48,10 @@ def test_upload_ask_and_tenant_isolation(server):
     a = httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {key_a}"}, timeout=120)
     b = httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {key_b}"}, timeout=120)
 
-    r = a.post("/api/v1/documents", files=[("files", ("orion.md", DOC, "text/markdown")),
-                                           ("files", ("empty.txt", b"", "text/plain"))])
+    r = a.post(
+        "/api/v1/documents",
+        files=[("files", ("orion.md", DOC, "text/markdown")), ("files", ("empty.txt", b"", "text/plain"))],
+    )
     assert r.status_code == 202, r.text
     docs = r.json()["documents"]
     good = _wait_indexed(a, docs[0]["id"])

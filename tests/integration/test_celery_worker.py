@@ -45,8 +45,12 @@ def distributed(tmp_path, pg_url, redis_url):
         "HF_HUB_OFFLINE": "1",
         "DO_NOT_TRACK": "1",
     }
-    settings = Settings(_env_file=None, data_dir=tmp_path / "data", database={"url": pg_url},
-                        ingestion={"executor": "celery", "broker_url": redis_url, "lease_s": 8, "max_attempts": 3})
+    settings = Settings(
+        _env_file=None,
+        data_dir=tmp_path / "data",
+        database={"url": pg_url},
+        ingestion={"executor": "celery", "broker_url": redis_url, "lease_s": 8, "max_attempts": 3},
+    )
     migrate_database(settings)
     db = Database(pg_url)
     service = IngestService(settings=settings, db=db, dispatcher=CeleryDispatcher(settings), indexes=NoIndexes())
@@ -55,7 +59,11 @@ def distributed(tmp_path, pg_url, redis_url):
     def start_worker() -> subprocess.Popen:
         proc = subprocess.Popen(
             [sys.executable, "-m", "app.cli", "worker", "--concurrency", "1", "--loglevel", "WARNING"],
-            cwd=REPO, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            cwd=REPO,
+            env=env,
+            start_new_session=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         workers.append(proc)
         return proc
@@ -100,7 +108,8 @@ def test_killed_worker_job_still_finishes_without_duplicates(distributed):
     service, db, start_worker = distributed
     body = "\n\n".join(
         f"## Section {i}\n\nParagraph {i} explains how the Kestrel unit number {i} pairs with hub model {i * 7}. "
-        f"It covers the LED pattern, the reset button and firmware channel {i % 5}." for i in range(300)
+        f"It covers the LED pattern, the reset button and firmware channel {i % 5}."
+        for i in range(300)
     )
     first = start_worker()
     doc = service.submit(tenant_id="default", filename="long.md", data=("# Long guide\n\n" + body).encode()).document

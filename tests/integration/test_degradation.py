@@ -70,10 +70,12 @@ def _events(text: str) -> list[tuple[str, dict]]:
 def _app_with_llm_at(tmp_path: Path, url: str):  # noqa: ANN202
     from app.main import build_container, create_app
 
-    settings = Settings(_env_file=None, data_dir=tmp_path / "data",
-                        api={"requests_per_minute": 0, "tokens_per_minute": 0},
-                        generation={"backend": "vllm", "vllm_url": url, "first_token_timeout_s": 2.0,
-                                    "request_timeout_s": 5.0})
+    settings = Settings(
+        _env_file=None,
+        data_dir=tmp_path / "data",
+        api={"requests_per_minute": 0, "tokens_per_minute": 0},
+        generation={"backend": "vllm", "vllm_url": url, "first_token_timeout_s": 2.0, "request_timeout_s": 5.0},
+    )
     migrate_database(settings)
     container = build_container(settings)
     for name in DOCS:
@@ -92,8 +94,12 @@ def test_llm_down_falls_back_to_a_flagged_extractive_answer(tmp_path, failure):
     try:
         with TestClient(app) as client:
             started = time.monotonic()
-            with client.stream("POST", "/api/v1/ask", headers={"Authorization": f"Bearer {key}"},
-                               json={"question": "How long does standard shipping take?"}) as r:
+            with client.stream(
+                "POST",
+                "/api/v1/ask",
+                headers={"Authorization": f"Bearer {key}"},
+                json={"question": "How long does standard shipping take?"},
+            ) as r:
                 events = _events("".join(r.iter_text()))
             elapsed = time.monotonic() - started
     finally:
@@ -135,9 +141,19 @@ def test_database_down_is_a_fast_503_json(make_settings):
         def embed_query(self, text):  # noqa: ANN001, ANN202
             return [0.0]
 
-    container = Container(settings=settings, db=db, embedder=Embedder(), indexes=Indexes(), chunk_store=None,
-                          retriever=None, answers=None, ingest=None, dispatcher=None,
-                          limiter=QuotaLimiter(requests_per_minute=0, tokens_per_minute=0), metrics=Metrics())
+    container = Container(
+        settings=settings,
+        db=db,
+        embedder=Embedder(),
+        indexes=Indexes(),
+        chunk_store=None,
+        retriever=None,
+        answers=None,
+        ingest=None,
+        dispatcher=None,
+        limiter=QuotaLimiter(requests_per_minute=0, tokens_per_minute=0),
+        metrics=Metrics(),
+    )
     with TestClient(create_app(settings, container=container, sweeper=False)) as client:
         started = time.monotonic()
         r = client.post("/api/v1/ask", json={"question": "anything"}, headers={"Authorization": "Bearer kbqa_x"})

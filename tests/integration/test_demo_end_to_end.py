@@ -36,8 +36,11 @@ def demo(tmp_path_factory):
     from app.core.settings import Settings
     from app.main import build_container, create_app
 
-    settings = Settings(_env_file=None, data_dir=tmp_path_factory.mktemp("kbqa") / "data",
-                        api={"requests_per_minute": 0, "tokens_per_minute": 0})
+    settings = Settings(
+        _env_file=None,
+        data_dir=tmp_path_factory.mktemp("kbqa") / "data",
+        api={"requests_per_minute": 0, "tokens_per_minute": 0},
+    )
     migrate_database(settings)
     container = build_container(settings)
     for path in DEMO:
@@ -88,8 +91,12 @@ def test_structure_survives_into_chunks(demo):
 
 def test_ask_streams_a_cited_answer(demo):
     _, client, key = demo
-    with client.stream("POST", "/api/v1/ask", headers={"Authorization": f"Bearer {key}"},
-                       json={"question": "How long is the warranty on the Kestrel Thermo?"}) as r:
+    with client.stream(
+        "POST",
+        "/api/v1/ask",
+        headers={"Authorization": f"Bearer {key}"},
+        json={"question": "How long is the warranty on the Kestrel Thermo?"},
+    ) as r:
         assert r.status_code == 200
         events = parse_sse("".join(r.iter_text()))
     types = [t for t, _ in events]
@@ -106,8 +113,9 @@ def test_ask_streams_a_cited_answer(demo):
 
 def test_search_returns_scores_per_retriever(demo):
     _, client, key = demo
-    r = client.get("/api/v1/search", params={"q": "E31 error code", "top_k": 5},
-                   headers={"Authorization": f"Bearer {key}"})
+    r = client.get(
+        "/api/v1/search", params={"q": "E31 error code", "top_k": 5}, headers={"Authorization": f"Bearer {key}"}
+    )
     assert r.status_code == 200
     results = r.json()["results"]
     assert results and set(results[0]["scores"]) <= {"keyword", "vector", "graph", "fused", "rerank"}
@@ -119,13 +127,15 @@ def test_reingest_is_idempotent_and_new_version_replaces(demo):
     first = DEMO[0]
     again = container.ingest.submit(tenant_id="default", filename=first.name, data=first.read_bytes())
     assert again.duplicate
-    doc = container.ingest.submit(tenant_id="default", filename="note.md",
-                                  data=b"# Note\n\nThe orange widget ships in 3 days.\n").document
+    doc = container.ingest.submit(
+        tenant_id="default", filename="note.md", data=b"# Note\n\nThe orange widget ships in 3 days.\n"
+    ).document
     container.dispatcher.wait(timeout=120)
     flt = SearchFilter(tenant_id="default")
     assert container.indexes.keyword.search("orange widget", flt, 5)
-    v2 = container.ingest.submit(tenant_id="default", filename="note.md",
-                                 data=b"# Note\n\nThe purple gadget ships in 9 days.\n").document
+    v2 = container.ingest.submit(
+        tenant_id="default", filename="note.md", data=b"# Note\n\nThe purple gadget ships in 9 days.\n"
+    ).document
     container.dispatcher.wait(timeout=120)
     assert v2.id == doc.id
     with container.db.session() as s:

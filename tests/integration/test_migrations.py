@@ -71,7 +71,7 @@ def test_repositories_on_postgresql(pg_url):
     with db.session() as s:
         assert repo.get_api_key_by_secret(session=s, secret=secret).acl_groups == ["hr"]
         assert key.key_hash != secret and secret not in key.key_hash
-        (usage, name), = repo.list_usage(session=s, tenant_id="t1")
+        ((usage, name),) = repo.list_usage(session=s, tenant_id="t1")
         assert (usage.requests, usage.prompt_tokens, usage.completion_tokens, name) == (2, 10, 6, "k")
         claimed = repo.claim_job(session=s, job_id=job.id, owner="w1", lease_s=60, max_attempts=2)
         assert claimed is not None and claimed.attempts == 1

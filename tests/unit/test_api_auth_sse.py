@@ -22,8 +22,13 @@ from retrieval.protocols import RetrievalResult
 
 pytestmark = pytest.mark.unit
 
-PUBLIC = {("GET", "/healthz"), ("GET", "/readyz"), ("GET", "/metrics"), ("POST", "/api/v1/auth/session"),
-          ("DELETE", "/api/v1/auth/session")}
+PUBLIC = {
+    ("GET", "/healthz"),
+    ("GET", "/readyz"),
+    ("GET", "/metrics"),
+    ("POST", "/api/v1/auth/session"),
+    ("DELETE", "/api/v1/auth/session"),
+}
 
 
 @dataclass
@@ -41,15 +46,29 @@ class FakeAnswers:
 
     async def run(self, question: str, **kw: Any):  # noqa: ANN201
         self.calls.append({"question": question, **kw})
-        yield FakeEvent("meta", {"request_id": kw["request_id"], "conversation_id": kw["conversation_id"],
-                                 "message_id": kw["message_id"], "versions": {}})
+        yield FakeEvent(
+            "meta",
+            {
+                "request_id": kw["request_id"],
+                "conversation_id": kw["conversation_id"],
+                "message_id": kw["message_id"],
+                "versions": {},
+            },
+        )
         yield FakeEvent("sources", {"sources": [{"n": 1, "chunk_id": "c1", "title": "Doc"}]})
         for piece in ("The hub ", "has a 24-month ", "warranty [1]."):
             yield FakeEvent("token", {"text": piece})
         yield FakeEvent("citations", {"citations": [{"n": 1, "chunk_id": "c1", "supported": True}]})
-        yield FakeEvent("done", {"usage": {"prompt_tokens": 10, "completion_tokens": 7}, "timings_ms": {"total": 1.0},
-                                 "refused": False, "degraded": False,
-                                 "answer": "The hub has a 24-month warranty [1]."})
+        yield FakeEvent(
+            "done",
+            {
+                "usage": {"prompt_tokens": 10, "completion_tokens": 7},
+                "timings_ms": {"total": 1.0},
+                "refused": False,
+                "degraded": False,
+                "answer": "The hub has a 24-month warranty [1].",
+            },
+        )
 
 
 class FakeIndex:
@@ -79,8 +98,14 @@ class FakeEmbedder:
 
 class FakeRetriever:
     async def retrieve(self, query, flt, top_k):  # noqa: ANN001, ANN201
-        chunk = ChunkRecord(id="c1", tenant_id=flt.tenant_id, document_id="d1", document_version=1, title="Doc",
-                            text="The hub has a 24-month warranty.")
+        chunk = ChunkRecord(
+            id="c1",
+            tenant_id=flt.tenant_id,
+            document_id="d1",
+            document_version=1,
+            title="Doc",
+            text="The hub has a 24-month warranty.",
+        )
         from app.core.types import RankedChunk
 
         return RetrievalResult(chunks=[RankedChunk(chunk=chunk, score=1.0, scores={"keyword": 3.2})])
@@ -97,9 +122,17 @@ def api(make_settings):
     migrate_database(settings)
     db = Database(settings.database_url)
     container = Container(
-        settings=settings, db=db, embedder=FakeEmbedder(), indexes=FakeIndexes(), chunk_store=FakeStore(),
-        retriever=FakeRetriever(), answers=FakeAnswers(), ingest=None, dispatcher=None,
-        limiter=QuotaLimiter(requests_per_minute=0, tokens_per_minute=0), metrics=Metrics(),
+        settings=settings,
+        db=db,
+        embedder=FakeEmbedder(),
+        indexes=FakeIndexes(),
+        chunk_store=FakeStore(),
+        retriever=FakeRetriever(),
+        answers=FakeAnswers(),
+        ingest=None,
+        dispatcher=None,
+        limiter=QuotaLimiter(requests_per_minute=0, tokens_per_minute=0),
+        metrics=Metrics(),
     )
     keys = {}
     with db.session() as s:
@@ -144,8 +177,13 @@ def test_every_route_declares_a_role(api):
 
 def test_missing_key_gets_401_json(api):
     client, _, _ = api
-    for method, path in [("POST", "/api/v1/ask"), ("GET", "/api/v1/documents"), ("GET", "/api/v1/search?q=x"),
-                         ("GET", "/api/v1/keys"), ("POST", "/v1/chat/completions")]:
+    for method, path in [
+        ("POST", "/api/v1/ask"),
+        ("GET", "/api/v1/documents"),
+        ("GET", "/api/v1/search?q=x"),
+        ("GET", "/api/v1/keys"),
+        ("POST", "/v1/chat/completions"),
+    ]:
         r = client.request(method, path, json={"question": "hi"})
         assert r.status_code == 401, (method, path, r.text)
         assert r.json()["error"]["code"] == "unauthenticated"
@@ -179,8 +217,9 @@ def test_revoked_key_is_refused(api):
 
 def test_sse_event_sequence(api):
     client, keys, container = api
-    with client.stream("POST", "/api/v1/ask", json={"question": "How long is the hub warranty?"},
-                       headers=auth(keys[Role.AGENT])) as r:
+    with client.stream(
+        "POST", "/api/v1/ask", json={"question": "How long is the hub warranty?"}, headers=auth(keys[Role.AGENT])
+    ) as r:
         assert r.status_code == 200
         assert r.headers["content-type"].startswith("text/event-stream")
         assert r.headers["x-accel-buffering"] == "no"
@@ -206,8 +245,11 @@ def test_feedback_on_an_answer(api):
         body = "".join(r.iter_text())
     message_id = container.answers.calls[0]["message_id"]
     assert parse_sse(body)
-    r = client.post("/api/v1/feedback", json={"message_id": message_id, "rating": "down", "comment": "wrong"},
-                    headers=auth(keys[Role.AGENT]))
+    r = client.post(
+        "/api/v1/feedback",
+        json={"message_id": message_id, "rating": "down", "comment": "wrong"},
+        headers=auth(keys[Role.AGENT]),
+    )
     assert r.status_code == 201
     r = client.post("/api/v1/feedback", json={"message_id": "nope", "rating": "up"}, headers=auth(keys[Role.AGENT]))
     assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
@@ -217,8 +259,9 @@ def test_validation_errors_are_json(api):
     client, keys, _ = api
     r = client.post("/api/v1/ask", json={"question": ""}, headers=auth(keys[Role.AGENT]))
     assert r.status_code == 422 and r.json()["error"]["code"] == "validation_error"
-    r = client.post("/api/v1/ask", content=b"{not json", headers={**auth(keys[Role.AGENT]),
-                                                                 "Content-Type": "application/json"})
+    r = client.post(
+        "/api/v1/ask", content=b"{not json", headers={**auth(keys[Role.AGENT]), "Content-Type": "application/json"}
+    )
     assert r.status_code == 422 and r.json()["error"]["code"] == "validation_error"
     r = client.get("/api/v1/nope", headers=auth(keys[Role.AGENT]))
     assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
@@ -249,15 +292,22 @@ def test_health_and_openapi(api):
 
 def test_openai_compatible_completion(api):
     client, keys, _ = api
-    r = client.post("/v1/chat/completions", json={"model": "kbqa", "messages": [{"role": "user", "content": "q"}]},
-                    headers=auth(keys[Role.AGENT]))
+    r = client.post(
+        "/v1/chat/completions",
+        json={"model": "kbqa", "messages": [{"role": "user", "content": "q"}]},
+        headers=auth(keys[Role.AGENT]),
+    )
     assert r.status_code == 200
     body = r.json()
     assert body["choices"][0]["message"]["content"] == "The hub has a 24-month warranty [1]."
     assert body["usage"]["completion_tokens"] == 7
     assert body["kbqa"]["citations"][0]["chunk_id"] == "c1"
-    with client.stream("POST", "/v1/chat/completions", headers=auth(keys[Role.AGENT]),
-                       json={"stream": True, "messages": [{"role": "user", "content": "q"}]}) as r:
+    with client.stream(
+        "POST",
+        "/v1/chat/completions",
+        headers=auth(keys[Role.AGENT]),
+        json={"stream": True, "messages": [{"role": "user", "content": "q"}]},
+    ) as r:
         lines = [ln for ln in "".join(r.iter_text()).splitlines() if ln.startswith("data: ")]
     assert lines[-1] == "data: [DONE]"
     text = "".join(json.loads(ln[6:])["choices"][0]["delta"].get("content", "") for ln in lines[:-1])

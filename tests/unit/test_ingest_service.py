@@ -148,8 +148,14 @@ def test_reindex_while_running_is_a_conflict(service):
 
 @pytest.mark.parametrize(
     ("raw", "expected"),
-    [("../../etc/passwd", "passwd"), ("C:\\Users\\x\\report.pdf", "report.pdf"), ("", "upload"),
-     ("a\x00b\x1f.txt", "ab.txt"), ("<script>.html", "_script_.html"), (".hidden", "hidden")],
+    [
+        ("../../etc/passwd", "passwd"),
+        ("C:\\Users\\x\\report.pdf", "report.pdf"),
+        ("", "upload"),
+        ("a\x00b\x1f.txt", "ab.txt"),
+        ("<script>.html", "_script_.html"),
+        (".hidden", "hidden"),
+    ],
 )
 def test_sanitize_filename(raw, expected):
     assert sanitize_filename(raw) == expected

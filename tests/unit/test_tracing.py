@@ -41,9 +41,11 @@ def test_job_continues_the_upload_trace(make_settings):
     # what a worker does: continue the stored context, one span per stage
     from app.core.tracing import extract
 
-    with tracer().start_as_current_span("kbqa.ingest", context=extract(carrier)):
-        with JobTracker(db, job.id).stage("parsing"):
-            pass
+    with (
+        tracer().start_as_current_span("kbqa.ingest", context=extract(carrier)),
+        JobTracker(db, job.id).stage("parsing"),
+    ):
+        pass
     spans = {s.name: s for s in exporter.get_finished_spans()}
     trace_id = request_span.get_span_context().trace_id
     assert spans["kbqa.ingest"].context.trace_id == trace_id

@@ -26,8 +26,16 @@ router = APIRouter(prefix="/api/v1", tags=["admin"])
 
 
 def key_json(k: Any) -> dict[str, Any]:
-    return {"id": k.id, "name": k.name, "role": k.role, "prefix": k.prefix, "acl_groups": k.acl_groups,
-            "created_at": k.created_at, "last_used_at": k.last_used_at, "revoked": k.revoked_at is not None}
+    return {
+        "id": k.id,
+        "name": k.name,
+        "role": k.role,
+        "prefix": k.prefix,
+        "acl_groups": k.acl_groups,
+        "created_at": k.created_at,
+        "last_used_at": k.last_used_at,
+        "revoked": k.revoked_at is not None,
+    }
 
 
 class KeyCreate(BaseModel):
@@ -45,19 +53,29 @@ def list_keys(request: Request, principal: Principal = Depends(require(Role.ADMI
 @router.post("/keys", status_code=201, summary="Create an API key (the secret is shown once)")
 def create_key(body: KeyCreate, request: Request, principal: Principal = Depends(require(Role.ADMIN))) -> JSONResponse:
     with request.app.state.container.db.session() as s:
-        row, secret = repo.create_api_key(session=s, tenant_id=principal.tenant_id, name=body.name, role=body.role,
-                                          acl_groups=body.acl_groups)
-        repo.audit(session=s, tenant_id=principal.tenant_id, api_key_id=principal.key_id, action="key.create",
-                   target=row.id, detail={"name": body.name, "role": body.role.value})
-        return JSONResponse(jsonable_encoder({**key_json(row), "key": secret}), status_code=201, headers={"Cache-Control": "no-store"})
+        row, secret = repo.create_api_key(
+            session=s, tenant_id=principal.tenant_id, name=body.name, role=body.role, acl_groups=body.acl_groups
+        )
+        repo.audit(
+            session=s,
+            tenant_id=principal.tenant_id,
+            api_key_id=principal.key_id,
+            action="key.create",
+            target=row.id,
+            detail={"name": body.name, "role": body.role.value},
+        )
+        return JSONResponse(
+            jsonable_encoder({**key_json(row), "key": secret}), status_code=201, headers={"Cache-Control": "no-store"}
+        )
 
 
 @router.delete("/keys/{key_id}", status_code=204, summary="Revoke an API key")
 def revoke_key(key_id: str, request: Request, principal: Principal = Depends(require(Role.ADMIN))) -> Response:
     with request.app.state.container.db.session() as s:
         repo.revoke_api_key(session=s, tenant_id=principal.tenant_id, key_id=key_id)
-        repo.audit(session=s, tenant_id=principal.tenant_id, api_key_id=principal.key_id, action="key.revoke",
-                   target=key_id)
+        repo.audit(
+            session=s, tenant_id=principal.tenant_id, api_key_id=principal.key_id, action="key.revoke", target=key_id
+        )
     return Response(status_code=204)
 
 
@@ -65,8 +83,19 @@ def revoke_key(key_id: str, request: Request, principal: Principal = Depends(req
 def usage(request: Request, principal: Principal = Depends(require(Role.ADMIN))) -> dict[str, Any]:
     with request.app.state.container.db.session() as s:
         rows = repo.list_usage(session=s, tenant_id=principal.tenant_id)
-        return {"usage": [{"key_id": u.api_key_id, "key_name": name, "day": u.day, "requests": u.requests,
-                           "prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens} for u, name in rows]}
+        return {
+            "usage": [
+                {
+                    "key_id": u.api_key_id,
+                    "key_name": name,
+                    "day": u.day,
+                    "requests": u.requests,
+                    "prompt_tokens": u.prompt_tokens,
+                    "completion_tokens": u.completion_tokens,
+                }
+                for u, name in rows
+            ]
+        }
 
 
 class SessionCreate(BaseModel):
@@ -74,8 +103,12 @@ class SessionCreate(BaseModel):
 
 
 def _session_body(principal: Principal, csrf: str) -> dict[str, Any]:
-    return {"csrf_token": csrf, "role": principal.role.value, "tenant": principal.tenant_id,
-            "key_name": principal.key_name}
+    return {
+        "csrf_token": csrf,
+        "role": principal.role.value,
+        "tenant": principal.tenant_id,
+        "key_name": principal.key_name,
+    }
 
 
 @router.post("/auth/session", summary="Browser login: exchange an API key for a session cookie")
@@ -85,13 +118,25 @@ def login(body: SessionCreate, request: Request) -> JSONResponse:
         row = repo.get_api_key_by_secret(session=s, secret=body.api_key.strip())
         if row is None:
             raise AppError(ErrorCode.UNAUTHENTICATED, "invalid or revoked API key")
-        principal = Principal(tenant_id=row.tenant_id, key_id=row.id, key_name=row.name, role=Role(row.role),
-                              acl_groups=tuple(row.acl_groups or ()))
+        principal = Principal(
+            tenant_id=row.tenant_id,
+            key_id=row.id,
+            key_name=row.name,
+            role=Role(row.role),
+            acl_groups=tuple(row.acl_groups or ()),
+        )
         repo.audit(session=s, tenant_id=row.tenant_id, api_key_id=row.id, action="session.login")
     cookie = make_session_cookie(container.settings.secret_key, principal.key_id)
     resp = JSONResponse(_session_body(principal, csrf_token(container.settings.secret_key, cookie)))
-    resp.set_cookie(SESSION_COOKIE, cookie, max_age=SESSION_TTL_S, httponly=True, samesite="strict",
-                    secure=container.settings.environment != "local", path="/")
+    resp.set_cookie(
+        SESSION_COOKIE,
+        cookie,
+        max_age=SESSION_TTL_S,
+        httponly=True,
+        samesite="strict",
+        secure=container.settings.environment != "local",
+        path="/",
+    )
     return resp
 
 

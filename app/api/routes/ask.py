@@ -35,44 +35,76 @@ class AskRequest(BaseModel):
     filters: AskFilters | None = None
 
 
-def open_turn(container: Any, principal: Principal, question: str, conversation_id: str | None) -> tuple[str, list[dict]]:
+def open_turn(
+    container: Any, principal: Principal, question: str, conversation_id: str | None
+) -> tuple[str, list[dict]]:
     """Create or continue a conversation, store the user's message; return (conversation id, prior history)."""
     with container.db.session() as s:
         if conversation_id:
             conv = repo.get_conversation(session=s, tenant_id=principal.tenant_id, conversation_id=conversation_id)
         else:
-            conv = repo.create_conversation(session=s, tenant_id=principal.tenant_id, api_key_id=principal.key_id,
-                                            title=question[:120])
+            conv = repo.create_conversation(
+                session=s, tenant_id=principal.tenant_id, api_key_id=principal.key_id, title=question[:120]
+            )
         history = [{"role": m.role, "content": m.content} for m in conv.messages][-HISTORY_MESSAGES:]
         repo.add_message(session=s, conversation_id=conv.id, role="user", content=question)
-        repo.audit(session=s, tenant_id=principal.tenant_id, api_key_id=principal.key_id, action="ask",
-                   target=conv.id, detail={"question": question[:500]} if container.settings.api.audit_questions else {})
+        repo.audit(
+            session=s,
+            tenant_id=principal.tenant_id,
+            api_key_id=principal.key_id,
+            action="ask",
+            target=conv.id,
+            detail={"question": question[:500]} if container.settings.api.audit_questions else {},
+        )
         return conv.id, history
 
 
-def close_turn(container: Any, principal: Principal, conversation_id: str, message_id: str, done: dict[str, Any],
-               citations: list[Any], started: float) -> None:
+def close_turn(
+    container: Any,
+    principal: Principal,
+    conversation_id: str,
+    message_id: str,
+    done: dict[str, Any],
+    citations: list[Any],
+    started: float,
+) -> None:
     usage = done.get("usage") or {}
     with container.db.session() as s:
-        repo.add_message(session=s, conversation_id=conversation_id, role="assistant", content=done.get("answer", ""),
-                         message_id=message_id, citations=citations,
-                         meta={k: done.get(k) for k in ("refused", "degraded", "timings_ms")})
-        repo.record_usage(session=s, tenant_id=principal.tenant_id, api_key_id=principal.key_id,
-                          prompt_tokens=int(usage.get("prompt_tokens", 0)),
-                          completion_tokens=int(usage.get("completion_tokens", 0)),
-                          latency_ms=(time.perf_counter() - started) * 1000)
+        repo.add_message(
+            session=s,
+            conversation_id=conversation_id,
+            role="assistant",
+            content=done.get("answer", ""),
+            message_id=message_id,
+            citations=citations,
+            meta={k: done.get(k) for k in ("refused", "degraded", "timings_ms")},
+        )
+        repo.record_usage(
+            session=s,
+            tenant_id=principal.tenant_id,
+            api_key_id=principal.key_id,
+            prompt_tokens=int(usage.get("prompt_tokens", 0)),
+            completion_tokens=int(usage.get("completion_tokens", 0)),
+            latency_ms=(time.perf_counter() - started) * 1000,
+        )
 
 
-async def answer_events(container: Any, principal: Principal, body: AskRequest, request_id: str,
-                        conversation_id: str, history: list[dict]) -> AsyncIterator[Any]:
+async def answer_events(
+    container: Any, principal: Principal, body: AskRequest, request_id: str, conversation_id: str, history: list[dict]
+) -> AsyncIterator[Any]:
     started = time.perf_counter()
     message_id = new_id()
     f = body.filters or AskFilters()
     flt = principal.search_filter(doc_types=tuple(f.doc_types), tags=tuple(f.tags), document_ids=tuple(f.document_ids))
     citations: list[Any] = []
     async for event in container.answers.run(
-        body.question, flt=flt, history=history, request_id=request_id, conversation_id=conversation_id,
-        message_id=message_id, top_k=body.top_k or container.settings.retrieval.top_k,
+        body.question,
+        flt=flt,
+        history=history,
+        request_id=request_id,
+        conversation_id=conversation_id,
+        message_id=message_id,
+        top_k=body.top_k or container.settings.retrieval.top_k,
     ):
         etype = event.type
         data = event.to_dict()
@@ -85,14 +117,20 @@ async def answer_events(container: Any, principal: Principal, body: AskRequest, 
         yield event
 
 
-@router.post("/ask", summary="Ask a question; the answer streams as Server-Sent Events",
-             response_description="text/event-stream: meta, sources, token*, citations, degraded?, done | error")
+@router.post(
+    "/ask",
+    summary="Ask a question; the answer streams as Server-Sent Events",
+    response_description="text/event-stream: meta, sources, token*, citations, degraded?, done | error",
+)
 async def ask(body: AskRequest, request: Request, principal: Principal = Depends(require(Role.AGENT))) -> Any:
     container = request.app.state.container
     request_id = getattr(request.state, "request_id", None) or uuid.uuid4().hex
     container.limiter.check_tokens(principal.key_id)
     # Database work happens before the stream starts, so a database outage is a plain 503 JSON response.
-    conversation_id, history = await run_in_threadpool(open_turn, container, principal, body.question,
-                                                       body.conversation_id)
-    return sse_response(answer_events(container, principal, body, request_id, conversation_id, history),
-                        heartbeat_s=container.settings.api.heartbeat_s)
+    conversation_id, history = await run_in_threadpool(
+        open_turn, container, principal, body.question, body.conversation_id
+    )
+    return sse_response(
+        answer_events(container, principal, body, request_id, conversation_id, history),
+        heartbeat_s=container.settings.api.heartbeat_s,
+    )

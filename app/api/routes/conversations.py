@@ -23,15 +23,23 @@ def list_conversations(request: Request, principal: Principal = Depends(require(
 
 
 @router.get("/conversations/{conversation_id}", summary="A conversation with its messages")
-def get_conversation(conversation_id: str, request: Request,
-                     principal: Principal = Depends(require(Role.AGENT))) -> dict[str, Any]:
+def get_conversation(
+    conversation_id: str, request: Request, principal: Principal = Depends(require(Role.AGENT))
+) -> dict[str, Any]:
     with request.app.state.container.db.session() as s:
         conv = repo.get_conversation(session=s, tenant_id=principal.tenant_id, conversation_id=conversation_id)
         return {
-            "id": conv.id, "title": conv.title,
+            "id": conv.id,
+            "title": conv.title,
             "messages": [
-                {"id": m.id, "role": m.role, "content": m.content, "citations": m.citations, "meta": m.meta,
-                 "created_at": m.created_at}
+                {
+                    "id": m.id,
+                    "role": m.role,
+                    "content": m.content,
+                    "citations": m.citations,
+                    "meta": m.meta,
+                    "created_at": m.created_at,
+                }
                 for m in conv.messages
             ],
         }
@@ -44,9 +52,16 @@ class FeedbackRequest(BaseModel):
 
 
 @router.post("/feedback", status_code=201, summary="Thumbs up or down on an answer")
-def feedback(body: FeedbackRequest, request: Request,
-             principal: Principal = Depends(require(Role.AGENT))) -> JSONResponse:
+def feedback(
+    body: FeedbackRequest, request: Request, principal: Principal = Depends(require(Role.AGENT))
+) -> JSONResponse:
     with request.app.state.container.db.session() as s:
-        fb = repo.create_feedback(session=s, tenant_id=principal.tenant_id, message_id=body.message_id,
-                                  api_key_id=principal.key_id, rating=body.rating, comment=body.comment)
+        fb = repo.create_feedback(
+            session=s,
+            tenant_id=principal.tenant_id,
+            message_id=body.message_id,
+            api_key_id=principal.key_id,
+            rating=body.rating,
+            comment=body.comment,
+        )
         return JSONResponse({"id": fb.id}, status_code=201)

@@ -20,11 +20,23 @@ MAX_FILES_PER_REQUEST = 50
 
 def document_json(doc: Document, *, with_stages: bool = False, job: Any = None) -> dict[str, Any]:
     out: dict[str, Any] = {
-        "id": doc.id, "title": doc.title, "filename": doc.filename, "doc_type": doc.doc_type,
-        "mime_type": doc.mime_type, "status": doc.status, "version": doc.version, "chunk_count": doc.chunk_count,
-        "failure_reason": doc.failure_reason, "size_bytes": doc.size_bytes, "page_count": doc.page_count,
-        "acl_groups": doc.acl_groups, "tags": doc.tags, "chunker_version": doc.chunker_version,
-        "embedder_version": doc.embedder_version, "created_at": doc.created_at, "updated_at": doc.updated_at,
+        "id": doc.id,
+        "title": doc.title,
+        "filename": doc.filename,
+        "doc_type": doc.doc_type,
+        "mime_type": doc.mime_type,
+        "status": doc.status,
+        "version": doc.version,
+        "chunk_count": doc.chunk_count,
+        "failure_reason": doc.failure_reason,
+        "size_bytes": doc.size_bytes,
+        "page_count": doc.page_count,
+        "acl_groups": doc.acl_groups,
+        "tags": doc.tags,
+        "chunker_version": doc.chunker_version,
+        "embedder_version": doc.embedder_version,
+        "created_at": doc.created_at,
+        "updated_at": doc.updated_at,
     }
     if with_stages:
         stages = (job.stages if job is not None else {}) or {}
@@ -55,16 +67,29 @@ async def upload(
     for upload_file in files:
         data = await upload_file.read(limit + 1)
         if len(data) > limit:
-            raise AppError(ErrorCode.PAYLOAD_TOO_LARGE,
-                           f"{upload_file.filename or 'file'} is larger than the {limit // (1024 * 1024)} MB limit",
-                           details={"limit_bytes": limit, "filename": upload_file.filename})
+            raise AppError(
+                ErrorCode.PAYLOAD_TOO_LARGE,
+                f"{upload_file.filename or 'file'} is larger than the {limit // (1024 * 1024)} MB limit",
+                details={"limit_bytes": limit, "filename": upload_file.filename},
+            )
         submitted = container.ingest.submit(
-            tenant_id=principal.tenant_id, filename=upload_file.filename, data=data,
-            acl_groups=_split(acl_groups), tags=_split(tags), api_key_id=principal.key_id,
+            tenant_id=principal.tenant_id,
+            filename=upload_file.filename,
+            data=data,
+            acl_groups=_split(acl_groups),
+            tags=_split(tags),
+            api_key_id=principal.key_id,
         )
         doc = submitted.document
-        results.append({"id": doc.id, "filename": doc.filename, "status": doc.status, "version": doc.version,
-                        "duplicate": submitted.duplicate})
+        results.append(
+            {
+                "id": doc.id,
+                "filename": doc.filename,
+                "status": doc.status,
+                "version": doc.version,
+                "duplicate": submitted.duplicate,
+            }
+        )
     return JSONResponse({"documents": results}, status_code=202)
 
 
@@ -82,8 +107,9 @@ def list_documents(
 
 
 @router.get("/{document_id}", summary="A document with its ingestion stages and failure reason")
-def get_document(document_id: str, request: Request,
-                 principal: Principal = Depends(require(Role.AGENT))) -> dict[str, Any]:
+def get_document(
+    document_id: str, request: Request, principal: Principal = Depends(require(Role.AGENT))
+) -> dict[str, Any]:
     container = request.app.state.container
     with container.db.session() as s:
         doc = repo.get_document(session=s, tenant_id=principal.tenant_id, document_id=document_id)
@@ -92,16 +118,18 @@ def get_document(document_id: str, request: Request,
 
 
 @router.delete("/{document_id}", status_code=204, summary="Delete a document from every index and the database")
-def delete_document(document_id: str, request: Request,
-                    principal: Principal = Depends(require(Role.EDITOR))) -> Response:
-    request.app.state.container.ingest.delete(tenant_id=principal.tenant_id, document_id=document_id,
-                                               api_key_id=principal.key_id)
+def delete_document(
+    document_id: str, request: Request, principal: Principal = Depends(require(Role.EDITOR))
+) -> Response:
+    request.app.state.container.ingest.delete(
+        tenant_id=principal.tenant_id, document_id=document_id, api_key_id=principal.key_id
+    )
     return Response(status_code=204)
 
 
 @router.post("/{document_id}/reindex", status_code=202, summary="Parse and index the document again")
-def reindex(document_id: str, request: Request,
-            principal: Principal = Depends(require(Role.EDITOR))) -> JSONResponse:
-    doc = request.app.state.container.ingest.reindex(tenant_id=principal.tenant_id, document_id=document_id,
-                                                      api_key_id=principal.key_id)
+def reindex(document_id: str, request: Request, principal: Principal = Depends(require(Role.EDITOR))) -> JSONResponse:
+    doc = request.app.state.container.ingest.reindex(
+        tenant_id=principal.tenant_id, document_id=document_id, api_key_id=principal.key_id
+    )
     return JSONResponse({"id": doc.id, "status": doc.status, "version": doc.version}, status_code=202)

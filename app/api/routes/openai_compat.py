@@ -42,10 +42,16 @@ class ChatCompletionRequest(BaseModel):
     user: str | None = None
 
 
-def _chunk(cid: str, created: int, delta: dict[str, Any], finish: str | None = None,
-           extra: dict[str, Any] | None = None) -> bytes:
-    body: dict[str, Any] = {"id": cid, "object": "chat.completion.chunk", "created": created, "model": MODEL_NAME,
-                            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+def _chunk(
+    cid: str, created: int, delta: dict[str, Any], finish: str | None = None, extra: dict[str, Any] | None = None
+) -> bytes:
+    body: dict[str, Any] = {
+        "id": cid,
+        "object": "chat.completion.chunk",
+        "created": created,
+        "model": MODEL_NAME,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
     if extra:
         body["kbqa"] = extra
     return f"data: {json.dumps(body, ensure_ascii=False, default=str)}\n\n".encode()
@@ -57,8 +63,13 @@ async def _events(container: Any, principal: Principal, body: ChatCompletionRequ
         raise AppError(ErrorCode.VALIDATION, "the last message must be a non-empty user message")
     history = [{"role": m.role, "content": m.content or ""} for m in msgs[:-1]]
     async for event in container.answers.run(
-        msgs[-1].content or "", flt=principal.search_filter(), history=history, request_id=uuid.uuid4().hex,
-        conversation_id=None, message_id=None, top_k=container.settings.retrieval.top_k,
+        msgs[-1].content or "",
+        flt=principal.search_filter(),
+        history=history,
+        request_id=uuid.uuid4().hex,
+        conversation_id=None,
+        message_id=None,
+        top_k=container.settings.retrieval.top_k,
     ):
         yield event
 
@@ -67,37 +78,50 @@ def _record(container: Any, principal: Principal, done: dict[str, Any]) -> None:
     usage = done.get("usage") or {}
     container.metrics.observe_answer(done)
     with container.db.session() as s:
-        repo.record_usage(session=s, tenant_id=principal.tenant_id, api_key_id=principal.key_id,
-                          prompt_tokens=int(usage.get("prompt_tokens", 0)),
-                          completion_tokens=int(usage.get("completion_tokens", 0)))
+        repo.record_usage(
+            session=s,
+            tenant_id=principal.tenant_id,
+            api_key_id=principal.key_id,
+            prompt_tokens=int(usage.get("prompt_tokens", 0)),
+            completion_tokens=int(usage.get("completion_tokens", 0)),
+        )
     container.limiter.spend_tokens(principal.key_id, int(usage.get("completion_tokens", 0)))
 
 
+def _absorb(container: Any, principal: Principal, etype: str, data: dict[str, Any], extra: dict[str, Any]) -> str:
+    """Fold one answer event into the ``kbqa`` extension object; returns the text a token event adds."""
+    if etype == "token":
+        return str(data.get("text", ""))
+    if etype in ("sources", "citations"):
+        extra[etype] = data.get(etype, [])
+    elif etype == "degraded":
+        extra["degraded"] = data.get("reasons", [])
+    elif etype == "error":
+        extra["error"] = data
+    elif etype == "done":
+        _record(container, principal, data)
+        extra["refused"] = data.get("refused", False)
+        extra["usage"] = data.get("usage") or {}
+    return ""
+
+
 @router.post("/v1/chat/completions", summary="OpenAI-compatible grounded chat completion (model 'kbqa')")
-async def chat_completions(body: ChatCompletionRequest, request: Request,
-                           principal: Principal = Depends(require(Role.AGENT))) -> Any:
+async def chat_completions(
+    body: ChatCompletionRequest, request: Request, principal: Principal = Depends(require(Role.AGENT))
+) -> Any:
     container = request.app.state.container
     container.limiter.check_tokens(principal.key_id)
     cid, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
     if body.stream:
+
         async def stream() -> AsyncIterator[bytes]:
             yield _chunk(cid, created, {"role": "assistant", "content": ""})
             extra: dict[str, Any] = {}
             try:
                 async for ev in _events(container, principal, body):
-                    data = ev.to_dict()
-                    if ev.type == "token":
-                        yield _chunk(cid, created, {"content": data.get("text", "")})
-                    elif ev.type in ("sources", "citations"):
-                        extra[ev.type] = data.get(ev.type, [])
-                    elif ev.type == "degraded":
-                        extra["degraded"] = data.get("reasons", [])
-                    elif ev.type == "error":
-                        extra["error"] = data
-                    elif ev.type == "done":
-                        _record(container, principal, data)
-                        extra["refused"] = data.get("refused", False)
-                        extra["usage"] = data.get("usage", {})
+                    text = _absorb(container, principal, ev.type, ev.to_dict(), extra)
+                    if text:
+                        yield _chunk(cid, created, {"content": text})
             except AppError as exc:
                 extra["error"] = {"code": exc.code.value, "message": exc.message}
             yield _chunk(cid, created, {}, finish="stop", extra=extra)
@@ -105,24 +129,18 @@ async def chat_completions(body: ChatCompletionRequest, request: Request,
 
         return StreamingResponse(stream(), media_type="text/event-stream", headers=SSE_HEADERS)
 
-    text, extra, usage = "", {}, {}
+    text, extra = "", {}
     async for ev in _events(container, principal, body):
-        data = ev.to_dict()
-        if ev.type == "token":
-            text += data.get("text", "")
-        elif ev.type in ("sources", "citations"):
-            extra[ev.type] = data.get(ev.type, [])
-        elif ev.type == "degraded":
-            extra["degraded"] = data.get("reasons", [])
-        elif ev.type == "error":
-            raise AppError(ErrorCode.DEPENDENCY_UNAVAILABLE, data.get("message", "answer failed"))
-        elif ev.type == "done":
-            _record(container, principal, data)
-            usage = data.get("usage") or {}
-            extra["refused"] = data.get("refused", False)
+        text += _absorb(container, principal, ev.type, ev.to_dict(), extra)
+    if "error" in extra:
+        raise AppError(ErrorCode.DEPENDENCY_UNAVAILABLE, extra["error"].get("message", "answer failed"))
+    usage = extra.pop("usage", {})
     pt, ct = int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
     return {
-        "id": cid, "object": "chat.completion", "created": created, "model": MODEL_NAME,
+        "id": cid,
+        "object": "chat.completion",
+        "created": created,
+        "model": MODEL_NAME,
         "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
         "usage": {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct},
         "kbqa": extra,

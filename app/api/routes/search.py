@@ -15,9 +15,17 @@ router = APIRouter(prefix="/api/v1", tags=["search"])
 
 def chunk_json(c: ChunkRecord) -> dict[str, Any]:
     return {
-        "chunk_id": c.id, "document_id": c.document_id, "document_version": c.document_version, "title": c.title,
-        "section_path": list(c.section_path), "page_start": c.page_start, "page_end": c.page_end, "text": c.text,
-        "doc_type": c.doc_type, "element_types": list(c.element_types), "chunker_version": c.chunker_version,
+        "chunk_id": c.id,
+        "document_id": c.document_id,
+        "document_version": c.document_version,
+        "title": c.title,
+        "section_path": list(c.section_path),
+        "page_start": c.page_start,
+        "page_end": c.page_end,
+        "text": c.text,
+        "doc_type": c.doc_type,
+        "element_types": list(c.element_types),
+        "chunker_version": c.chunker_version,
     }
 
 

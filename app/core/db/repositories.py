@@ -152,7 +152,9 @@ def count_documents_by_status(*, session: Session, tenant_id: str | None = None)
 # --- chunks ---------------------------------------------------------------------------------------------------------
 
 
-def replace_chunks(*, session: Session, document: Document, chunks: Sequence[ChunkRecord], embedder_version: str) -> None:
+def replace_chunks(
+    *, session: Session, document: Document, chunks: Sequence[ChunkRecord], embedder_version: str
+) -> None:
     """Replace every chunk of ``document`` with ``chunks`` (ids are content hashes, so a retry is idempotent)."""
     session.execute(delete(Chunk).where(Chunk.document_id == document.id))
     session.add_all(
@@ -298,7 +300,9 @@ def create_conversation(*, session: Session, tenant_id: str, api_key_id: str | N
     return conv
 
 
-def list_conversations(*, session: Session, tenant_id: str, api_key_id: str | None, limit: int = 50) -> list[Conversation]:
+def list_conversations(
+    *, session: Session, tenant_id: str, api_key_id: str | None, limit: int = 50
+) -> list[Conversation]:
     stmt = select(Conversation).where(Conversation.tenant_id == tenant_id)
     if api_key_id:
         stmt = stmt.where(Conversation.api_key_id == api_key_id)
@@ -306,14 +310,24 @@ def list_conversations(*, session: Session, tenant_id: str, api_key_id: str | No
 
 
 def add_message(
-    *, session: Session, conversation_id: str, role: str, content: str, message_id: str | None = None,
-    citations: list[Any] | None = None, meta: dict[str, Any] | None = None,
+    *,
+    session: Session,
+    conversation_id: str,
+    role: str,
+    content: str,
+    message_id: str | None = None,
+    citations: list[Any] | None = None,
+    meta: dict[str, Any] | None = None,
 ) -> Message:
     kwargs: dict[str, Any] = {}
     if message_id:
         kwargs["id"] = message_id
     msg = Message(
-        conversation_id=conversation_id, role=role, content=content, citations=citations or [], meta=meta or {},
+        conversation_id=conversation_id,
+        role=role,
+        content=content,
+        citations=citations or [],
+        meta=meta or {},
         **kwargs,
     )
     session.add(msg)
@@ -343,14 +357,26 @@ def create_feedback(
 
 
 def record_usage(
-    *, session: Session, tenant_id: str, api_key_id: str, prompt_tokens: int, completion_tokens: int,
+    *,
+    session: Session,
+    tenant_id: str,
+    api_key_id: str,
+    prompt_tokens: int,
+    completion_tokens: int,
     latency_ms: float = 0.0,
 ) -> None:
     day = utcnow().date()
     row = session.scalar(select(TokenUsage).where(TokenUsage.api_key_id == api_key_id, TokenUsage.day == day))
     if row is None:
-        row = TokenUsage(tenant_id=tenant_id, api_key_id=api_key_id, day=day, requests=0, prompt_tokens=0,
-                         completion_tokens=0, latency_ms_total=0.0)
+        row = TokenUsage(
+            tenant_id=tenant_id,
+            api_key_id=api_key_id,
+            day=day,
+            requests=0,
+            prompt_tokens=0,
+            completion_tokens=0,
+            latency_ms_total=0.0,
+        )
         session.add(row)
     row.requests += 1
     row.prompt_tokens += prompt_tokens
@@ -369,8 +395,14 @@ def list_usage(*, session: Session, tenant_id: str) -> list[tuple[TokenUsage, st
 
 
 def audit(
-    *, session: Session, tenant_id: str, api_key_id: str | None, action: str, target: str = "",
+    *,
+    session: Session,
+    tenant_id: str,
+    api_key_id: str | None,
+    action: str,
+    target: str = "",
     detail: dict[str, Any] | None = None,
 ) -> None:
-    session.add(AuditEvent(tenant_id=tenant_id, api_key_id=api_key_id, action=action, target=target,
-                           detail=detail or {}))
+    session.add(
+        AuditEvent(tenant_id=tenant_id, api_key_id=api_key_id, action=action, target=target, detail=detail or {})
+    )
