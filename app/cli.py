@@ -18,6 +18,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("DO_NOT_TRACK", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# Multi-threaded BLAS on small matrix-vector products was ~200x slower on busy cores; torch keeps its own threads.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from app.core.settings import Settings  # noqa: E402
 from app.core.types import Role  # noqa: E402
