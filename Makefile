@@ -40,7 +40,7 @@ test: install-test ## run every test (unit, integration, e2e) — needs PostgreS
 	@$(MAKE) --no-print-directory test-python
 
 test-python:
-	@$(PY) -m pytest -q tests
+	@$(PY) -m pytest -q --durations=15 tests
 
 test-frontend:
 	@bash scripts/build-frontend.sh --test
@@ -59,7 +59,7 @@ bench-answer: install ## time to sources / first token per backend; SQuAD answer
 	@$(PY) benchmarks/bench_answer.py
 
 lint: install ## ruff and mypy
-	@$(VENV)/bin/ruff check app retrieval ingestion tests
+	@$(VENV)/bin/ruff check app retrieval ingestion tests benchmarks scripts
 	@$(VENV)/bin/mypy
 
 demo-docs: install ## regenerate the demo DOCX/PDF files from their sources
