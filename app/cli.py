@@ -256,6 +256,7 @@ def eval_retrieval(
     max_queries: Annotated[int | None, typer.Option(help="evaluate at most this many queries")] = None,
 ) -> None:
     """Retrieval quality (nDCG@10, Recall@10/100, MRR@10) and latency per configuration."""
+    from ingestion.entities import EntityExtractor
     from retrieval.evaluation import main as eval_main
 
     argv = ["--dataset", str(dataset)]
@@ -264,7 +265,7 @@ def eval_retrieval(
     if max_queries:
         argv += ["--max-queries", str(max_queries)]
     started = time.perf_counter()
-    eval_main(argv)
+    eval_main(argv, extract_entities=EntityExtractor())  # the graph rows need the ingest-side entity extractor
     console.print(f"done in {time.perf_counter() - started:.0f}s")
 
 
