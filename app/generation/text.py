@@ -17,14 +17,6 @@ STOPWORDS = frozenset(
 )
 
 
-def split_sentences(text: str) -> list[str]:
-    """Split text into sentences at ., ! or ? followed by whitespace and an upper-case letter, digit or quote."""
-    text = text.strip()
-    if not text:
-        return []
-    return [s.strip() for s in _SENT_END.split(text) if s.strip()]
-
-
 def words(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(text)]
 
@@ -64,3 +56,127 @@ def estimate_tokens(text: str) -> int:
     if not text:
         return 0
     return max(math.ceil(len(text) / 4), len(_WORD.findall(text)))
+
+
+_TABLE_SEP = re.compile(r"^\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?$")
+_BULLET = re.compile(r"^(?:[-*+•]|\d{1,3}[.)])\s+")
+_MARKUP = re.compile(r"\*\*|__|`")
+
+
+def strip_breadcrumb(text: str, section: str | None = None) -> str:
+    """Drop the chunker's heading-path first line: one equal to ``section`` or, when the section is unknown, a
+    short first line with a ``" > "`` separator and no sentence end."""
+    first, sep, rest = text.strip().partition("\n")
+    line = first.strip()
+    if section is not None and section.strip():
+        drop = line == section.strip()
+    else:
+        drop = " > " in line and line[-1:] not in ".!?" and len(line) <= 200
+    return rest.strip() if drop and sep else ("" if drop else text.strip())
+
+
+def table_cells(line: str) -> list[str]:
+    inner = line.strip()
+    inner = inner[1:] if inner.startswith("|") else inner
+    inner = inner[:-1] if inner.endswith("|") else inner
+    return [_MARKUP.sub("", c).strip() for c in inner.split("|")]
+
+
+def table_sentences(lines: list[str]) -> list[str]:
+    """Markdown table rows as short sentences, header cells zipped with row cells: ``"Kestrel Hub — Warranty
+    period: 24 months"``. The separator row and the header row are never returned."""
+    rows = [ln for ln in lines if ln.strip()]
+    header: list[str] = []
+    if len(rows) >= 2 and _TABLE_SEP.match(rows[1].strip()):
+        header, rows = table_cells(rows[0]), rows[2:]
+    out = []
+    for row in rows:
+        if _TABLE_SEP.match(row.strip()):
+            continue
+        cells = table_cells(row)
+        if not any(cells):
+            continue
+        if header and len(cells) > 1:
+            pairs = [f"{h}: {c}" if h else c for h, c in zip(header[1:], cells[1:], strict=False) if c]
+            out.append(f"{cells[0]} — {'; '.join(pairs)}" if pairs else cells[0])
+        elif header:
+            out.append(f"{header[0]}: {cells[0]}" if header[0] else cells[0])
+        else:
+            out.append(", ".join(c for c in cells if c))
+    return out
+
+
+def _is_heading(block: str) -> bool:
+    return (
+        "\n" not in block and len(block.split()) <= 10 and ":" not in block and block[-1:] not in ".!?;,"
+        and not _BULLET.match(block)
+    )
+
+
+def answer_units(text: str, section: str | None = None) -> list[str]:
+    """Candidate answer sentences of a passage (see :func:`answer_units_in_context`)."""
+    return [unit for unit, _ in answer_units_in_context(text, section)]
+
+
+def answer_units_in_context(text: str, section: str | None = None) -> list[tuple[str, str]]:
+    """Candidate answer sentences of a passage with their context: breadcrumb dropped, table rows as sentences,
+    list items and sentences of paragraphs. A short heading paragraph, a question (FAQ) or a line ending in ":" is
+    not a candidate but the context of the candidates after it."""
+    body = strip_breadcrumb(text, section)
+    blocks = [b.strip() for b in re.split(r"\n\s*\n", body) if b.strip()]
+    out: list[tuple[str, str]] = []
+    context = ""
+    for block in blocks:
+        if len(blocks) > 1 and _is_heading(block):
+            context = block
+            continue
+        lines = block.splitlines()
+        i = 0
+        while i < len(lines):
+            j = i
+            table = lines[i].lstrip().startswith("|")
+            while j < len(lines) and lines[j].lstrip().startswith("|") == table:
+                j += 1
+            units = table_sentences(lines[i:j]) if table else _paragraph_units([ln.strip() for ln in lines[i:j]])
+            for unit in units:
+                if unit.endswith(("?", ":")):
+                    context = unit.rstrip(":")
+                else:
+                    out.append((unit, context))
+            i = j
+    return out
+
+
+_ABBREV = re.compile(r"(?:\b[ap]\.m|\be\.g|\bi\.e|\bvs|\bapprox|\bMrs?|\bDr|\bSt|\bNo)\.$")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split text into sentences at ., ! or ? followed by whitespace and an upper-case letter, digit or quote; not
+    after an abbreviation such as "a.m." or "e.g."."""
+    text = text.strip()
+    if not text:
+        return []
+    out: list[str] = []
+    for part in (s.strip() for s in _SENT_END.split(text)):
+        if not part:
+            continue
+        if out and _ABBREV.search(out[-1]):
+            out[-1] += " " + part
+        else:
+            out.append(part)
+    return out
+
+
+def _paragraph_units(lines: list[str]) -> list[str]:
+    """List items are units of their own; other lines join into prose split into sentences."""
+    out: list[str] = []
+    prose: list[str] = []
+    for line in lines:
+        if _BULLET.match(line):
+            out += split_sentences(" ".join(prose))
+            prose = []
+            out += split_sentences(_MARKUP.sub("", _BULLET.sub("", line)))
+        elif line:
+            prose.append(line)
+    out += split_sentences(" ".join(prose))
+    return out

@@ -1,0 +1,81 @@
+"""Answer text of the extractive backend on structured chunks: no heading breadcrumb, table rows as sentences,
+no unrelated second sentence."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.core.types import ChunkRecord, RankedChunk
+from app.generation.backends import ExtractiveBackend, complete
+from app.generation.prompt import build_prompt
+from app.generation.text import answer_units, strip_breadcrumb, table_sentences
+
+pytestmark = pytest.mark.unit
+
+WARRANTY = (
+    "Return and Warranty Policy > Limited warranty > Warranty periods\n\n"
+    "| Product | Warranty period |\n|---|---|\n| Kestrel Hub | 24 months |\n| Kestrel Cam 2 | 12 months |\n"
+    "| Kestrel Thermo | 36 months |\n\n"
+    "A product that replaces a defective product is covered for the rest of the original warranty period."
+)
+PRIVACY = "Privacy Policy > Scope\n\nThis policy explains what data Kestrel Devices collects and why."
+
+
+def chunk(i: int, text: str, section: tuple[str, ...] = ()) -> RankedChunk:
+    return RankedChunk(chunk=ChunkRecord(id=f"c{i}", tenant_id="t", document_id=f"d{i}", document_version=1,
+                                         title=f"Doc {i}", text=text, section_path=section), score=1.0)
+
+
+def messages(question: str, *chunks: RankedChunk) -> list[dict[str, str]]:
+    return build_prompt(question, list(chunks), count_tokens=len, context_window=100_000,
+                        max_new_tokens=100).messages
+
+
+def test_breadcrumb_line_is_dropped_when_it_matches_the_section() -> None:
+    assert strip_breadcrumb("A > B\n\nBody text.", "A > B") == "Body text."
+    assert strip_breadcrumb("A > B\n\nBody text.") == "Body text."  # unknown section: a " > " heading line
+    assert strip_breadcrumb("First line.\nSecond.", "Super Bowl") == "First line.\nSecond."
+    assert strip_breadcrumb("Warranty\n\nBody.", "Warranty") == "Body."  # a one-level path has no " > "
+
+
+def test_table_rows_become_sentences_with_their_header() -> None:
+    rows = table_sentences(["| Product | Warranty period | Extended |", "|---|:---:|---|",
+                            "| Kestrel Hub | 24 months | 36 months |", "| Kestrel Cam 2 | 12 months | |"])
+    assert rows == ["Kestrel Hub — Warranty period: 24 months; Extended: 36 months",
+                    "Kestrel Cam 2 — Warranty period: 12 months"]
+    assert table_sentences(["| a | b |", "| c | d |"]) == ["a, b", "c, d"]  # no header row
+
+
+def test_answer_units_never_contain_breadcrumb_table_markup_or_headings() -> None:
+    units = answer_units("Policy > Returns\n\nReturns\n\nYou can return it within 30 days. Refunds take a week.\n\n"
+                         "- Keep the receipt\n- Pack it well", "Policy > Returns")
+    assert units == ["You can return it within 30 days.", "Refunds take a week.", "Keep the receipt", "Pack it well"]
+    units = answer_units(WARRANTY, "Return and Warranty Policy > Limited warranty > Warranty periods")
+    assert not any(" > " in u or "|" in u or "---" in u for u in units)
+    assert units[0] == "Kestrel Hub — Warranty period: 24 months"
+
+
+@pytest.mark.asyncio
+async def test_table_question_is_answered_by_its_row_only() -> None:
+    section = ("Return and Warranty Policy", "Limited warranty", "Warranty periods")
+    msgs = messages("How long is the warranty on the Kestrel Hub?", chunk(1, WARRANTY, section),
+                    chunk(2, PRIVACY, ("Privacy Policy", "Scope")))
+    out = await complete(ExtractiveBackend(), msgs, max_tokens=200)
+    assert out.startswith("Kestrel Hub — Warranty period: 24 months [1].")
+    assert "Return and Warranty Policy" not in out
+    assert "[2]" not in out and "Kestrel Cam 2" not in out
+
+
+@pytest.mark.asyncio
+async def test_second_sentence_needs_a_question_term_and_a_close_score() -> None:
+    backend = ExtractiveBackend(max_sentences=2)
+    question = "When did the oil embargo begin?"
+    related = [(1, "The oil embargo began in October 1973. The oil embargo ended in March 1974. Cats sleep.")]
+    picked = backend.select(question, related)
+    assert [s for _, s, _ in picked] == [
+        "The oil embargo began in October 1973.", "The oil embargo ended in March 1974."
+    ]
+    unrelated = [(1, "The oil embargo began in October 1973."), (2, "Cats sleep a lot during the day.")]
+    assert [s for _, s, _ in backend.select(question, unrelated)] == ["The oil embargo began in October 1973."]
+    weak = [(1, "The oil embargo began in October 1973 after the war."), (2, "Oil is a fuel.")]
+    assert len(backend.select(question, weak)) == 1  # shares "oil" but scores far below the best
