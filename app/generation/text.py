@@ -147,7 +147,7 @@ def answer_units_in_context(text: str, section: str | None = None) -> list[tuple
     return out
 
 
-_ABBREV = re.compile(r"(?:\b[ap]\.m|\be\.g|\bi\.e|\bvs|\bapprox|\bMrs?|\bDr|\bSt|\bNo)\.$")
+ABBREVIATION = re.compile(r"(?:\b[ap]\.m|\be\.g|\bi\.e|\bvs|\bapprox|\bMrs?|\bDr|\bSt|\bNo)\.$")
 
 
 def split_sentences(text: str) -> list[str]:
@@ -160,7 +160,7 @@ def split_sentences(text: str) -> list[str]:
     for part in (s.strip() for s in _SENT_END.split(text)):
         if not part:
             continue
-        if out and _ABBREV.search(out[-1]):
+        if out and ABBREVIATION.search(out[-1]):
             out[-1] += " " + part
         else:
             out.append(part)

@@ -79,3 +79,25 @@ async def test_second_sentence_needs_a_question_term_and_a_close_score() -> None
     assert [s for _, s, _ in backend.select(question, unrelated)] == ["The oil embargo began in October 1973."]
     weak = [(1, "The oil embargo began in October 1973 after the war."), (2, "Oil is a fuel.")]
     assert len(backend.select(question, weak)) == 1  # shares "oil" but scores far below the best
+
+
+def test_abbreviations_do_not_end_a_sentence_or_lose_their_dot() -> None:
+    units = answer_units("Call us from 6:00 a.m. to 8:00 p.m. Pacific Time. We close at 5:00 p.m.")
+    assert units == ["Call us from 6:00 a.m. to 8:00 p.m. Pacific Time.", "We close at 5:00 p.m."]
+    picked = ExtractiveBackend(max_sentences=1).select("When do you close?", [(1, units[1])])
+    assert picked[0][1] == "We close at 5:00 p.m."
+
+
+@pytest.mark.asyncio
+async def test_abbreviation_keeps_its_dot_before_the_citation() -> None:
+    msgs = messages("When do you close?", chunk(1, "We close at 5:00 p.m."))
+    assert await complete(ExtractiveBackend(), msgs, max_tokens=50) == "We close at 5:00 p.m. [1]"
+
+
+@pytest.mark.asyncio
+async def test_faq_answer_is_scored_with_its_question() -> None:
+    faq = ("FAQ > Cameras\n\nCan I use Kestrel Cam 2 outdoors?\n\nNo. It is made for indoor use only.\n\n"
+           "Does the Hub need a subscription?\n\nThe Hub works without a plan.")
+    msgs = messages("Can Kestrel Cam 2 be used outdoors?", chunk(1, faq, ("FAQ", "Cameras")))
+    out = await complete(ExtractiveBackend(max_sentences=1), msgs, max_tokens=50)
+    assert out == "No. It is made for indoor use only [1]."  # the FAQ question line itself is never the answer

@@ -21,7 +21,7 @@ from collections.abc import AsyncGenerator
 import numpy as np
 
 from app.generation.prompt import REFUSAL_TEXT, parse_prompt
-from app.generation.text import answer_units_in_context, content_terms, estimate_tokens
+from app.generation.text import ABBREVIATION, answer_units_in_context, content_terms, estimate_tokens
 from retrieval.protocols import Embedder
 
 _PIECE = re.compile(r"\S+\s*")
@@ -137,6 +137,8 @@ def _sections(messages: list[dict[str, str]]) -> dict[int, str]:
 def _cite(sentence: str, n: int) -> str:
     """``"Paris is big."`` -> ``"Paris is big [1]."`` (the marker stays inside its sentence)."""
     s = sentence.rstrip()
+    if ABBREVIATION.search(s):  # "until 5:00 p.m." keeps its abbreviation dot
+        return f"{s} [{n}]"
     if s and s[-1] in ".!?":
         return f"{s[:-1]} [{n}]{s[-1]}"
     return f"{s} [{n}]."
