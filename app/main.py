@@ -89,8 +89,14 @@ def build_container(settings: Settings) -> Container:
     from retrieval.rerank import build_reranker
 
     settings.data_dir.mkdir(parents=True, exist_ok=True)
+    # The in-process llama.cpp model must load before the vector index's native library (usearch) is imported:
+    # the other way round llama.cpp fails to read its vocabulary (std::bad_cast from a second C++ runtime's locale
+    # state). So the LLM is built first, and given the embedder afterwards.
+    llm = build_llm(settings.generation)
     runtime = build_ingest_runtime(settings)
     db, embedder, indexes = runtime.db, runtime.embedder, runtime.indexes
+    if getattr(llm, "embedder", False) is None:
+        llm.embedder = embedder
     store = DbChunkStore(db)
     retriever = HybridRetriever(
         keyword=indexes.keyword,
@@ -101,7 +107,6 @@ def build_container(settings: Settings) -> Container:
         settings=settings.retrieval,
         reranker=build_reranker(settings.retrieval),
     )
-    llm = build_llm(settings.generation, embedder=embedder)
     versions = {
         "chunker": CHUNKER_VERSION,
         "embedder": f"{embedder.model_name}@{embedder.model_version}",

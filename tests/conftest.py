@@ -85,3 +85,31 @@ def redis_url() -> str:
     except Exception:  # noqa: BLE001
         pytest.skip(f"Redis not reachable at {REDIS_URL}")
     return REDIS_URL
+
+
+_PRELOADED_LLM: object | None = None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Load the packaged GGUF once before any test imports the vector index's native library.
+
+    llama.cpp cannot read a model's vocabulary once usearch's bundled C++ runtime is loaded (std::bad_cast); loaded
+    first, later loads in the same process work. ``app.main.build_container`` orders its start-up the same way.
+    """
+    global _PRELOADED_LLM
+    try:
+        from llama_cpp import Llama
+
+        from app.generation.backends.llamacpp import find_packaged_gguf
+    except ImportError:
+        return
+    path = find_packaged_gguf()
+    if path is not None:
+        _PRELOADED_LLM = Llama(model_path=str(path), n_ctx=256, n_threads=1, verbose=False)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    global _PRELOADED_LLM
+    if _PRELOADED_LLM is not None:
+        _PRELOADED_LLM.close()  # type: ignore[attr-defined]
+        _PRELOADED_LLM = None
