@@ -42,7 +42,7 @@ class ExtractiveBackend:
         embedding_weight: float = 1.0,
         min_score: float = 0.15,
         embed_candidates: int = 8,
-        secondary_ratio: float = 0.6,
+        secondary_ratio: float = 0.5,
         context_weight: float = 0.5,
     ) -> None:
         self.embedder = embedder
