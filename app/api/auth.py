@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from fastapi import Request
 
 from app.core.db import repositories as repo
+from app.core.db.models import ApiKey
 from app.core.errors import AppError, ErrorCode
 from app.core.logging import bind
 from app.core.types import Role, SearchFilter
@@ -33,6 +34,17 @@ class Principal:
     role: Role
     acl_groups: tuple[str, ...]
     via_cookie: bool = False
+
+    @classmethod
+    def from_key(cls, row: ApiKey, *, via_cookie: bool = False) -> Principal:
+        return cls(
+            tenant_id=row.tenant_id,
+            key_id=row.id,
+            key_name=row.name,
+            role=Role(row.role),
+            acl_groups=tuple(row.acl_groups or ()),
+            via_cookie=via_cookie,
+        )
 
     def search_filter(self, **kwargs: object) -> SearchFilter:
         # Admins see every document of their tenant; others see unrestricted documents and their groups' documents.
@@ -84,8 +96,6 @@ def authenticate(request: Request) -> Principal:
             key_id = _key_id_from_cookie(secret, cookie) if cookie else None
             if not key_id:
                 raise AppError(ErrorCode.UNAUTHENTICATED, "authentication required: send a Bearer API key")
-            from app.core.db.models import ApiKey
-
             row = s.get(ApiKey, key_id)
             if row is None or row.revoked_at is not None:
                 raise AppError(ErrorCode.UNAUTHENTICATED, "session expired or key revoked")
@@ -95,14 +105,7 @@ def authenticate(request: Request) -> Principal:
                     raise AppError(ErrorCode.FORBIDDEN, "missing or invalid CSRF token")
             via_cookie = True
         repo.touch_api_key(session=s, key_id=row.id)
-        principal = Principal(
-            tenant_id=row.tenant_id,
-            key_id=row.id,
-            key_name=row.name,
-            role=Role(row.role),
-            acl_groups=tuple(row.acl_groups or ()),
-            via_cookie=via_cookie,
-        )
+        principal = Principal.from_key(row, via_cookie=via_cookie)
     request.state.principal = principal
     bind(tenant=principal.tenant_id, api_key_id=principal.key_id)
     return principal

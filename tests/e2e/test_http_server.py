@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import time
 
 import httpx
 import pytest
+
+from tests.sse import parse_sse
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -32,16 +33,6 @@ def _wait_indexed(client: httpx.Client, doc_id: str, timeout: float = 180) -> di
     raise AssertionError(f"document stuck: {doc}")
 
 
-def _events(text: str) -> list[tuple[str, dict]]:
-    out = []
-    for block in text.split("\n\n"):
-        lines = [ln for ln in block.splitlines() if ln and not ln.startswith(":")]
-        if lines:
-            etype = next(ln[7:] for ln in lines if ln.startswith("event: "))
-            out.append((etype, json.loads("\n".join(ln[6:] for ln in lines if ln.startswith("data: ")))))
-    return out
-
-
 def test_upload_ask_and_tenant_isolation(server):
     key_a = server.create_key(tenant="acme", role="editor")
     key_b = server.create_key(tenant="globex", role="admin")
@@ -61,7 +52,7 @@ def test_upload_ask_and_tenant_isolation(server):
     assert bad["status"] == "failed" and bad["failure_reason"]
 
     with a.stream("POST", "/api/v1/ask", json={"question": "How often should the Orion bulb be replaced?"}) as resp:
-        events = _events("".join(resp.iter_text()))
+        events = parse_sse("".join(resp.iter_text()))
     answer = "".join(d["text"] for t, d in events if t == "token")
     assert "18 months" in answer and "[1]" in answer
     sources = next(d for t, d in events if t == "sources")["sources"]
@@ -75,7 +66,7 @@ def test_upload_ask_and_tenant_isolation(server):
     assert b.delete(f"/api/v1/documents/{good['id']}").status_code == 404
     assert b.get("/api/v1/search", params={"q": "Orion lamp bulb"}).json()["results"] == []
     with b.stream("POST", "/api/v1/ask", json={"question": "How often should the Orion bulb be replaced?"}) as resp:
-        b_events = _events("".join(resp.iter_text()))
+        b_events = parse_sse("".join(resp.iter_text()))
     assert "18 months" not in "".join(d["text"] for t, d in b_events if t == "token")
     assert all(s["document_id"] != good["id"] for s in next(d for t, d in b_events if t == "sources")["sources"])
 

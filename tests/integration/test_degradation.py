@@ -3,7 +3,6 @@ that accepts and never answers (first-token timeout), and a database that is dow
 
 from __future__ import annotations
 
-import json
 import socket
 import threading
 import time
@@ -17,6 +16,7 @@ from app.core.db import repositories as repo
 from app.core.db.session import Database
 from app.core.settings import Settings
 from app.core.types import Role
+from tests.sse import parse_sse
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -57,16 +57,6 @@ class SilentServer:
         self.sock.close()
 
 
-def _events(text: str) -> list[tuple[str, dict]]:
-    out = []
-    for block in text.split("\n\n"):
-        lines = [ln for ln in block.splitlines() if ln and not ln.startswith(":")]
-        if lines:
-            etype = next(ln[7:] for ln in lines if ln.startswith("event: "))
-            out.append((etype, json.loads("\n".join(ln[6:] for ln in lines if ln.startswith("data: ")))))
-    return out
-
-
 def _app_with_llm_at(tmp_path: Path, url: str):  # noqa: ANN202
     from app.main import build_container, create_app
 
@@ -100,7 +90,7 @@ def test_llm_down_falls_back_to_a_flagged_extractive_answer(tmp_path, failure):
                 headers={"Authorization": f"Bearer {key}"},
                 json={"question": "How long does standard shipping take?"},
             ) as r:
-                events = _events("".join(r.iter_text()))
+                events = parse_sse("".join(r.iter_text()))
             elapsed = time.monotonic() - started
     finally:
         container.close()

@@ -4,7 +4,6 @@ re-ingest is idempotent, a new version replaces old chunks everywhere, delete re
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -14,21 +13,12 @@ from app.cli import migrate_database
 from app.core.db import repositories as repo
 from app.core.db.models import Chunk, Document
 from app.core.types import Role, SearchFilter
+from tests.sse import parse_sse
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = sorted(p for p in (REPO / "demo" / "kb").iterdir() if p.is_file())
-
-
-def parse_sse(text: str) -> list[tuple[str, dict]]:
-    events = []
-    for block in text.split("\n\n"):
-        lines = [ln for ln in block.splitlines() if ln and not ln.startswith(":")]
-        if lines:
-            etype = next(ln[7:] for ln in lines if ln.startswith("event: "))
-            events.append((etype, json.loads("\n".join(ln[6:] for ln in lines if ln.startswith("data: ")))))
-    return events
 
 
 @pytest.fixture(scope="module")

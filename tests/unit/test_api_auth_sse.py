@@ -19,6 +19,7 @@ from app.core.db.session import Database
 from app.core.types import ChunkRecord, Role
 from app.main import Container, create_app
 from retrieval.protocols import RetrievalResult
+from tests.sse import parse_sse
 
 pytestmark = pytest.mark.unit
 
@@ -146,18 +147,6 @@ def api(make_settings):
 
 def auth(key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"}
-
-
-def parse_sse(text: str) -> list[tuple[str, dict]]:
-    events = []
-    for block in text.split("\n\n"):
-        lines = [ln for ln in block.splitlines() if ln and not ln.startswith(":")]
-        if not lines:
-            continue
-        etype = next(ln[7:] for ln in lines if ln.startswith("event: "))
-        data = "\n".join(ln[6:] for ln in lines if ln.startswith("data: "))
-        events.append((etype, json.loads(data)))
-    return events
 
 
 def test_every_route_declares_a_role(api):

@@ -118,13 +118,7 @@ def login(body: SessionCreate, request: Request) -> JSONResponse:
         row = repo.get_api_key_by_secret(session=s, secret=body.api_key.strip())
         if row is None:
             raise AppError(ErrorCode.UNAUTHENTICATED, "invalid or revoked API key")
-        principal = Principal(
-            tenant_id=row.tenant_id,
-            key_id=row.id,
-            key_name=row.name,
-            role=Role(row.role),
-            acl_groups=tuple(row.acl_groups or ()),
-        )
+        principal = Principal.from_key(row)
         repo.audit(session=s, tenant_id=row.tenant_id, api_key_id=row.id, action="session.login")
     cookie = make_session_cookie(container.settings.secret_key, principal.key_id)
     resp = JSONResponse(_session_body(principal, csrf_token(container.settings.secret_key, cookie)))

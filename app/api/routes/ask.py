@@ -11,6 +11,7 @@ from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
+from app.api.accounting import account_answer
 from app.api.auth import Principal, require
 from app.api.sse import sse_response
 from app.core.db import repositories as repo
@@ -68,7 +69,6 @@ def close_turn(
     citations: list[Any],
     started: float,
 ) -> None:
-    usage = done.get("usage") or {}
     with container.db.session() as s:
         repo.add_message(
             session=s,
@@ -79,14 +79,7 @@ def close_turn(
             citations=citations,
             meta={k: done.get(k) for k in ("refused", "degraded", "timings_ms")},
         )
-        repo.record_usage(
-            session=s,
-            tenant_id=principal.tenant_id,
-            api_key_id=principal.key_id,
-            prompt_tokens=int(usage.get("prompt_tokens", 0)),
-            completion_tokens=int(usage.get("completion_tokens", 0)),
-            latency_ms=(time.perf_counter() - started) * 1000,
-        )
+        account_answer(container, principal, done, session=s, latency_ms=(time.perf_counter() - started) * 1000)
 
 
 async def answer_events(
@@ -111,9 +104,7 @@ async def answer_events(
         if etype == "citations":
             citations = data.get("citations", [])
         if etype == "done":
-            container.metrics.observe_answer(data)
             close_turn(container, principal, conversation_id, message_id, data, citations, started)
-            container.limiter.spend_tokens(principal.key_id, int((data.get("usage") or {}).get("completion_tokens", 0)))
         yield event
 
 

@@ -17,9 +17,9 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
+from app.api.accounting import account_answer
 from app.api.auth import Principal, require
 from app.api.sse import SSE_HEADERS
-from app.core.db import repositories as repo
 from app.core.errors import AppError, ErrorCode
 from app.core.types import Role
 
@@ -74,20 +74,6 @@ async def _events(container: Any, principal: Principal, body: ChatCompletionRequ
         yield event
 
 
-def _record(container: Any, principal: Principal, done: dict[str, Any]) -> None:
-    usage = done.get("usage") or {}
-    container.metrics.observe_answer(done)
-    with container.db.session() as s:
-        repo.record_usage(
-            session=s,
-            tenant_id=principal.tenant_id,
-            api_key_id=principal.key_id,
-            prompt_tokens=int(usage.get("prompt_tokens", 0)),
-            completion_tokens=int(usage.get("completion_tokens", 0)),
-        )
-    container.limiter.spend_tokens(principal.key_id, int(usage.get("completion_tokens", 0)))
-
-
 def _absorb(container: Any, principal: Principal, etype: str, data: dict[str, Any], extra: dict[str, Any]) -> str:
     """Fold one answer event into the ``kbqa`` extension object; returns the text a token event adds."""
     if etype == "token":
@@ -99,7 +85,7 @@ def _absorb(container: Any, principal: Principal, etype: str, data: dict[str, An
     elif etype == "error":
         extra["error"] = data
     elif etype == "done":
-        _record(container, principal, data)
+        account_answer(container, principal, data)
         extra["refused"] = data.get("refused", False)
         extra["usage"] = data.get("usage") or {}
     return ""
