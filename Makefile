@@ -52,7 +52,8 @@ bench-retrieval: install ## retrieval quality on the eval sets + index latency a
 	@$(PY) -m retrieval.evaluation --dataset ../shared/eval/hotpotqa_distractor_sample100
 	@$(PY) benchmarks/bench_retrieval.py
 
-bench-ingest: install ## ingest the enterprise document set: terminal states, throughput, stage shares, RSS
+bench-ingest: ## ingest the enterprise document set vs a Haystack peer: states, reasons, throughput, stage shares, RSS
+	@KBQA_EXTRAS=dev,bench bash scripts/install.sh
 	@$(PY) benchmarks/bench_ingest.py
 
 bench-answer: install ## time to sources / first token per backend; SQuAD answer and citation quality
