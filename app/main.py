@@ -69,9 +69,10 @@ class Container:
 
     def close(self) -> None:
         self._stop.set()
-        shutdown = getattr(self.dispatcher, "shutdown", None)
-        if shutdown:
-            shutdown()
+        for part in (self.dispatcher, self.retriever):
+            stop = getattr(part, "shutdown", None) or getattr(part, "close", None)
+            if stop:
+                stop()
         self.indexes.close()
         self.db.dispose()
 

@@ -72,27 +72,37 @@ def _operations(schema):  # noqa: ANN001, ANN202
     return ops
 
 
+def _check_operation(
+    op,
+    headers: dict[str, str],
+    max_examples: int,
+    failures: list[str],  # noqa: ANN001
+    calls: dict[str, int],
+) -> None:
+    label = op.label
+
+    @settings(max_examples=max_examples, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @given(case=op.as_strategy())
+    def check(case) -> None:  # noqa: ANN001
+        response = case.call(headers=headers)
+        calls[label] = calls.get(label, 0) + 1
+        if response.status_code >= 500:
+            failures.append(f"{case.method} {case.formatted_path}: {response.status_code} {response.text[:200]}")
+        elif response.status_code >= 400 and "json" in response.headers.get("content-type", ""):
+            body = response.json()
+            if not (isinstance(body, dict) and "code" in body.get("error", {})):
+                failures.append(f"{case.method} {case.formatted_path}: error without a code: {body}")
+
+    check()
+
+
 def _fuzz(schema, headers: dict[str, str], max_examples: int) -> list[str]:  # noqa: ANN001
     failures: list[str] = []
     calls: dict[str, int] = {}
     ops = _operations(schema)
     assert len(ops) >= 15, "the schema lost its operations"
     for op in ops:
-        strategy = op.as_strategy()
-
-        @settings(max_examples=max_examples, deadline=None, suppress_health_check=list(HealthCheck), database=None)
-        @given(case=strategy)
-        def check(case, label: str = op.label) -> None:  # noqa: ANN001
-            response = case.call(headers=headers)
-            calls[label] = calls.get(label, 0) + 1
-            if response.status_code >= 500:
-                failures.append(f"{case.method} {case.formatted_path}: {response.status_code} {response.text[:200]}")
-            elif response.status_code >= 400 and "json" in response.headers.get("content-type", ""):
-                body = response.json()
-                if not (isinstance(body, dict) and "code" in body.get("error", {})):
-                    failures.append(f"{case.method} {case.formatted_path}: error without a code: {body}")
-
-        check()
+        _check_operation(op, headers, max_examples, failures, calls)
     assert set(calls) == {op.label for op in ops}, "some operations were never called"
     return failures
 
