@@ -15,8 +15,12 @@ pytestmark = pytest.mark.unit
 
 
 def rc(text: str, **scores: float) -> RankedChunk:
-    return RankedChunk(chunk=ChunkRecord(id="c", tenant_id="t", document_id="d", document_version=1, title="T",
-                                         text=text), score=1.0, scores=dict(scores), ranks={k: 1 for k in scores})
+    return RankedChunk(
+        chunk=ChunkRecord(id="c", tenant_id="t", document_id="d", document_version=1, title="T", text=text),
+        score=1.0,
+        scores=dict(scores),
+        ranks={k: 1 for k in scores},
+    )
 
 
 Q = "Who designed the Kestrel K2 battery?"
@@ -56,8 +60,10 @@ def test_fit_logistic_separates_and_threshold_metrics() -> None:
     assert m["refusal_precision"] == 1.0 and m["refusal_recall"] == 1.0
 
 
-HISTORY = [{"role": "user", "content": "When did the 1973 oil crisis begin?"},
-           {"role": "assistant", "content": "In October 1973 [1]."}]
+HISTORY = [
+    {"role": "user", "content": "When did the 1973 oil crisis begin?"},
+    {"role": "assistant", "content": "In October 1973 [1]."},
+]
 
 
 def test_heuristic_rewrite() -> None:
@@ -100,3 +106,23 @@ async def test_llm_rewrite_and_its_guard() -> None:
     out = await rewrite_query("When did it end?", HISTORY, llm=empty, count_tokens=empty.count_tokens)
     assert "crisis" in out  # heuristic when the model gives nothing usable
     assert await complete(llm, [{"role": "user", "content": "x"}], max_tokens=5) == llm.reply
+
+
+def _chunk(text: str, title: str = "Warranty") -> RankedChunk:
+    from app.core.types import ChunkRecord
+
+    rec = ChunkRecord(id="c", tenant_id="t", document_id="d", document_version=1, title=title, text=text)
+    return RankedChunk(chunk=rec, score=1.0, scores={"keyword": 9.0, "vector": 0.9})
+
+
+def test_a_product_name_missing_from_the_evidence_is_refused() -> None:
+    chunks = [_chunk("Kestrel Hub | 24 months. Kestrel Cam 2 | 12 months. Video history is kept 30 days.")]
+    refused = answerability.decide("What is the warranty period of the Kestrel Video Doorbell?", chunks)
+    assert not refused.answerable and refused.model.endswith("+names")
+    assert answerability.missing_name_words("What is the warranty of the Kestrel Video Doorbell?", chunks) == [
+        "doorbell"
+    ]
+    # names that are in the evidence, single capitalised words and numbers do not veto
+    assert answerability.missing_name_words("How long is the Kestrel Cam 2 warranty?", chunks) == []
+    assert answerability.missing_name_words("With Kestrel Hub, what happens?", chunks) == []
+    assert answerability.missing_name_words("Does Zephyr work offline?", chunks) == []
