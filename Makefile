@@ -56,7 +56,8 @@ bench-ingest: ## ingest the enterprise document set vs a Haystack peer: states, 
 	@KBQA_EXTRAS=dev,bench bash scripts/install.sh
 	@$(PY) benchmarks/bench_ingest.py
 
-bench-answer: install ## time to sources / first token per backend; SQuAD answer and citation quality
+bench-answer: ## time to sources / first token per backend; SQuAD answer and citation quality
+	@KBQA_EXTRAS=dev,local-llm bash scripts/install.sh
 	@$(PY) benchmarks/bench_answer.py
 
 lint: install ## ruff and mypy
