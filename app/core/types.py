@@ -10,7 +10,7 @@ import datetime as dt
 import enum
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 
 class DocumentStatus(str, enum.Enum):
@@ -105,6 +105,23 @@ class ChunkRecord:
         return content_hash(tenant_id, document_id, str(version), str(order), text)[:32]
 
 
+class FilterFields(Protocol):
+    """What a filter reads: a :class:`ChunkRecord`, or a slimmer record an index keeps per chunk."""
+
+    @property
+    def tenant_id(self) -> str: ...
+    @property
+    def document_id(self) -> str: ...
+    @property
+    def acl_groups(self) -> tuple[str, ...]: ...
+    @property
+    def doc_type(self) -> str: ...
+    @property
+    def tags(self) -> tuple[str, ...]: ...
+    @property
+    def created_at(self) -> dt.datetime | None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class SearchFilter:
     """Filters every index must apply *inside* the index (never post-filtered by the caller).
@@ -126,7 +143,7 @@ class SearchFilter:
     created_to: dt.datetime | None = None
     document_ids: tuple[str, ...] = ()
 
-    def admits(self, chunk: ChunkRecord) -> bool:
+    def admits(self, chunk: FilterFields) -> bool:
         """Reference semantics of the filter, used by backends that filter in Python and by the contract tests."""
         if chunk.tenant_id != self.tenant_id:
             return False

@@ -27,7 +27,7 @@ from app.core.types import ChunkRecord, Hit, SearchFilter
 from retrieval.graph import persist
 from retrieval.graph.normalize import content_tokens, normalize_entity, query_ngrams
 from retrieval.graph.ppr import PPRParams, neighbourhood, personalized_pagerank
-from retrieval.graph.store import CHUNK, ENTITY, TenantGraph, admits
+from retrieval.graph.store import CHUNK, ENTITY, TenantGraph
 
 #: Turns texts into lists of entity names (``EntityExtractor.extract`` has this shape).
 QueryExtractor = Callable[[Sequence[str]], list[list[str]]]
@@ -289,7 +289,7 @@ class NetworkXGraphIndex:
             node_meta = tg.graph._node
 
             def chunk_ok(c: str) -> bool:
-                return admits(flt, node_meta[c]["f"])
+                return flt.admits(node_meta[c]["f"])
 
             nodes, edges = neighbourhood(adj, tg.entity_degree, seeds, chunk_ok, self.ppr, deadline)
         personal = np.zeros(len(nodes))

@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 import networkx as nx
 
-from app.core.types import ChunkRecord, SearchFilter
+from app.core.types import ChunkRecord
 from retrieval.graph.normalize import STOP_WORDS, normalize_entity
 
 ENTITY, CHUNK, DOC, SECTION = "e:", "c:", "d:", "s:"
@@ -51,23 +51,6 @@ class ChunkMeta(NamedTuple):
             tuple(chunk.tags),
             chunk.created_at,
         )
-
-
-def admits(flt: SearchFilter, m: ChunkMeta) -> bool:
-    """``SearchFilter.admits`` over a :class:`ChunkMeta` (same semantics; checked against it by the unit tests)."""
-    if m.tenant_id != flt.tenant_id:
-        return False
-    if flt.acl_groups is not None and m.acl_groups and not set(m.acl_groups) & set(flt.acl_groups):
-        return False
-    if flt.doc_types and m.doc_type not in flt.doc_types:
-        return False
-    if flt.tags and not set(m.tags) & set(flt.tags):
-        return False
-    if flt.document_ids and m.document_id not in flt.document_ids:
-        return False
-    if flt.created_from and (m.created_at is None or m.created_at < flt.created_from):
-        return False
-    return not (flt.created_to and (m.created_at is None or m.created_at > flt.created_to))
 
 
 class TenantGraph:

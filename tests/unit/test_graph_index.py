@@ -16,7 +16,7 @@ from app.core.errors import AppError
 from app.core.types import ChunkRecord, SearchFilter
 from retrieval.graph import NetworkXGraphIndex, normalize_entity, query_ngrams
 from retrieval.graph.persist import JOURNAL, tenant_dir
-from retrieval.graph.store import CHUNK, ENTITY, ChunkMeta, TenantGraph, admits
+from retrieval.graph.store import CHUNK, ENTITY, ChunkMeta, TenantGraph
 from retrieval.protocols import GraphIndex
 
 pytestmark = pytest.mark.unit
@@ -244,7 +244,7 @@ def test_stored_filter_fields_admit_exactly_like_search_filter(specs: list[tuple
             tags=tuple(tags),
             created_at=None if day is None else T0 + dt.timedelta(days=day),
         )
-        assert admits(flt, ChunkMeta.of(c)) == flt.admits(c)
+        assert flt.admits(ChunkMeta.of(c)) == flt.admits(c)
 
 
 def test_tenant_entities_are_separate(index: NetworkXGraphIndex) -> None:
