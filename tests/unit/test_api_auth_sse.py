@@ -117,14 +117,10 @@ class FakeStore:
         return {}
 
 
-@pytest.fixture
-def api(make_settings):
-    settings = make_settings(api={"requests_per_minute": 0, "tokens_per_minute": 0})
+def fake_container(settings, **parts) -> Container:  # noqa: ANN001
+    """A container on a real, migrated SQLite database with Fake retrieval/answer parts (override any by name)."""
     migrate_database(settings)
-    db = Database(settings.database_url)
-    container = Container(
-        settings=settings,
-        db=db,
+    defaults = dict(
         embedder=FakeEmbedder(),
         indexes=FakeIndexes(),
         chunk_store=FakeStore(),
@@ -135,6 +131,14 @@ def api(make_settings):
         limiter=QuotaLimiter(requests_per_minute=0, tokens_per_minute=0),
         metrics=Metrics(),
     )
+    return Container(settings=settings, db=Database(settings.database_url), **{**defaults, **parts})
+
+
+@pytest.fixture
+def api(make_settings):
+    settings = make_settings(api={"requests_per_minute": 0, "tokens_per_minute": 0})
+    container = fake_container(settings)
+    db = container.db
     keys = {}
     with db.session() as s:
         for role in Role:

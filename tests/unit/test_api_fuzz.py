@@ -9,16 +9,12 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 
-from app.api.metrics import Metrics
-from app.api.quotas import QuotaLimiter
-from app.cli import migrate_database
 from app.core.db import repositories as repo
-from app.core.db.session import Database
 from app.core.settings import Settings
 from app.core.types import Role
-from app.main import Container, create_app
+from app.main import create_app
 from ingestion.service import IngestService
-from tests.unit.test_api_auth_sse import FakeAnswers, FakeEmbedder, FakeIndexes, FakeRetriever, FakeStore
+from tests.unit.test_api_auth_sse import fake_container
 
 pytestmark = pytest.mark.unit
 
@@ -42,22 +38,9 @@ def api_schema(tmp_path_factory):
         data_dir=tmp_path_factory.mktemp("fuzz") / "data",
         api={"requests_per_minute": 0, "tokens_per_minute": 0},
     )
-    migrate_database(settings)
-    db = Database(settings.database_url)
-    ingest = IngestService(settings=settings, db=db, dispatcher=FakeDispatcher(), indexes=FakeIndexRemover())
-    container = Container(
-        settings=settings,
-        db=db,
-        embedder=FakeEmbedder(),
-        indexes=FakeIndexes(),
-        chunk_store=FakeStore(),
-        retriever=FakeRetriever(),
-        answers=FakeAnswers(),
-        ingest=ingest,
-        dispatcher=FakeDispatcher(),
-        limiter=QuotaLimiter(requests_per_minute=0, tokens_per_minute=0),
-        metrics=Metrics(),
-    )
+    container = fake_container(settings, dispatcher=FakeDispatcher())
+    db = container.db
+    container.ingest = IngestService(settings=settings, db=db, dispatcher=FakeDispatcher(), indexes=FakeIndexRemover())
     with db.session() as s:
         _, STATE["key"] = repo.create_api_key(session=s, tenant_id="fuzz", name="fuzz", role=Role.ADMIN)
     app = create_app(settings, container=container, sweeper=False)
