@@ -2,9 +2,9 @@ import { useCallback, useEffect, useState } from "react";
 import { createKey, errorMessage, listKeys, revokeKey } from "../api/client";
 import type { ApiKey, CreatedKey, Role } from "../api/types";
 import { formatTime as when } from "../ui/format";
+import { Table } from "../ui/Table";
 
-const ROLES: Role[] = ["agent", "editor", "admin"];
-
+export const ROLES: Role[] = ["agent", "editor", "admin"];
 
 /** API keys: create (the secret is shown once), revoke, last use. */
 export function KeysPanel() {
@@ -42,8 +42,8 @@ export function KeysPanel() {
   }
 
   return (
-    <section aria-label="API keys">
-      <h2>API keys</h2>
+    <section aria-labelledby="keys-heading">
+      <h2 id="keys-heading">API keys</h2>
       <form className="inline-form" onSubmit={create}>
         <label htmlFor="key-name">Name</label>
         <input id="key-name" value={name} onChange={(e) => setName(e.target.value)} />
@@ -73,40 +73,28 @@ export function KeysPanel() {
           {error}
         </p>
       )}
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Role</th>
-            <th scope="col">Prefix</th>
-            <th scope="col">Created</th>
-            <th scope="col">Last used</th>
-            <th scope="col">State</th>
+      <Table label="API keys" columns={["Name", "Role", "Prefix", "Created", "Last used", "State"]}>
+        {keys.map((k) => (
+          <tr key={k.id}>
+            <td>{k.name}</td>
+            <td>{k.role}</td>
+            <td>
+              <code>{k.prefix}</code>
+            </td>
+            <td>{when(k.created_at)}</td>
+            <td>{when(k.last_used_at)}</td>
+            <td>
+              {k.revoked ? (
+                "revoked"
+              ) : (
+                <button type="button" className="danger" onClick={() => void revoke(k.id)} aria-label={`Revoke ${k.name}`}>
+                  Revoke
+                </button>
+              )}
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {keys.map((k) => (
-            <tr key={k.id}>
-              <td>{k.name}</td>
-              <td>{k.role}</td>
-              <td>
-                <code>{k.prefix}</code>
-              </td>
-              <td>{when(k.created_at)}</td>
-              <td>{when(k.last_used_at)}</td>
-              <td>
-                {k.revoked ? (
-                  "revoked"
-                ) : (
-                  <button type="button" className="danger" onClick={() => void revoke(k.id)} aria-label={`Revoke ${k.name}`}>
-                    Revoke
-                  </button>
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </Table>
     </section>
   );
 }

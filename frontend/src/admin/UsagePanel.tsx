@@ -1,8 +1,9 @@
 import { useEffect, useState } from "react";
 import { errorMessage, getUsage } from "../api/client";
 import type { UsageRow } from "../api/types";
+import { Table } from "../ui/Table";
 
-/** Requests and tokens per key per day. */
+/** Requests and tokens per user or key per day. */
 export function UsagePanel() {
   const [rows, setRows] = useState<UsageRow[]>([]);
   const [error, setError] = useState<string | null>(null);
@@ -12,35 +13,25 @@ export function UsagePanel() {
   }, []);
 
   return (
-    <section aria-label="Usage">
-      <h2>Usage</h2>
+    <section aria-labelledby="usage-heading">
+      <h2 id="usage-heading">Usage</h2>
       {error && (
         <p role="alert" className="error">
           {error}
         </p>
       )}
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Day</th>
-            <th scope="col">Key</th>
-            <th scope="col">Requests</th>
-            <th scope="col">Prompt tokens</th>
-            <th scope="col">Completion tokens</th>
+      <Table label="Usage per day" columns={["Day", "Who", "Kind", "Requests", "Prompt tokens", "Completion tokens"]}>
+        {rows.map((r) => (
+          <tr key={`${r.actor_kind}-${r.actor_id}-${r.day}`}>
+            <td>{r.day}</td>
+            <td>{r.actor_name}</td>
+            <td>{r.actor_kind === "key" ? "API key" : r.actor_kind}</td>
+            <td className="num">{r.requests}</td>
+            <td className="num">{r.prompt_tokens}</td>
+            <td className="num">{r.completion_tokens}</td>
           </tr>
-        </thead>
-        <tbody>
-          {rows.map((r) => (
-            <tr key={`${r.key_id}-${r.day}`}>
-              <td>{r.day}</td>
-              <td>{r.key_name}</td>
-              <td>{r.requests}</td>
-              <td>{r.prompt_tokens}</td>
-              <td>{r.completion_tokens}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </Table>
       {rows.length === 0 && !error && <p className="muted">No usage recorded yet.</p>}
     </section>
   );

@@ -4,16 +4,20 @@ import { createSseParser } from "./sse";
 import type {
   ApiKey,
   AskEvent,
+  AuditPage,
   Chunk,
   Conversation,
   ConversationSummary,
   CreatedKey,
   DocumentDetail,
   DocumentSummary,
+  NewUser,
   Role,
   Session,
   UploadedDocument,
   UsageRow,
+  User,
+  UserPatch,
 } from "./types";
 
 export const API_BASE = "/api/v1";
@@ -21,12 +25,15 @@ export const API_BASE = "/api/v1";
 export class ApiError extends Error {
   readonly status: number;
   readonly code: string;
+  /** Seconds from a Retry-After header (429), when the server sent one. */
+  readonly retryAfterS: number | null;
 
-  constructor(status: number, code: string, message: string) {
+  constructor(status: number, code: string, message: string, retryAfterS: number | null = null) {
     super(message);
     this.name = "ApiError";
     this.status = status;
     this.code = code;
+    this.retryAfterS = retryAfterS;
   }
 }
 
@@ -42,11 +49,22 @@ export function setUnauthorizedHandler(handler: (() => void) | null): void {
   onUnauthorized = handler;
 }
 
-async function errorFrom(res: Response): Promise<ApiError> {
-  let code = `http_${res.status}`;
-  let message = res.statusText || `HTTP ${res.status}`;
+// A 401 from these means "wrong credentials in this request", not "the session is gone".
+const CREDENTIAL_PATHS = new Set(["/auth/me", "/auth/session", "/auth/password"]);
+
+function noteFailure(status: number, path: string): void {
+  if (status === 401 && !CREDENTIAL_PATHS.has(path)) {
+    setHint(false);
+    onUnauthorized?.();
+  }
+}
+
+/** Builds the ApiError for a failed response from its status and body text ({"error": {code, message}}). */
+export function apiErrorFrom(status: number, statusText: string, bodyText: string, retryAfter: string | null): ApiError {
+  let code = `http_${status}`;
+  let message = statusText || `HTTP ${status}`;
   try {
-    const body = (await res.json()) as { error?: { code?: string; message?: string } };
+    const body = JSON.parse(bodyText) as { error?: { code?: string; message?: string } };
     if (body?.error) {
       code = body.error.code ?? code;
       message = body.error.message ?? message;
@@ -54,7 +72,13 @@ async function errorFrom(res: Response): Promise<ApiError> {
   } catch {
     // not JSON: keep the status text
   }
-  return new ApiError(res.status, code, message);
+  const seconds = retryAfter !== null && /^\d+$/.test(retryAfter.trim()) ? Number(retryAfter) : null;
+  return new ApiError(status, code, message, seconds);
+}
+
+async function errorFrom(res: Response): Promise<ApiError> {
+  const text = await res.text().catch(() => "");
+  return apiErrorFrom(res.status, res.statusText, text, res.headers.get("Retry-After"));
 }
 
 async function send(method: string, path: string, body?: unknown, init: RequestInit = {}): Promise<Response> {
@@ -70,10 +94,7 @@ async function send(method: string, path: string, body?: unknown, init: RequestI
   const res = await fetch(API_BASE + path, { ...init, method, headers, body: payload, credentials: "same-origin" });
   if (!res.ok) {
     const err = await errorFrom(res);
-    if (res.status === 401 && path !== "/auth/me" && path !== "/auth/session") {
-      setHint(false);
-      onUnauthorized?.();
-    }
+    noteFailure(res.status, path);
     throw err;
   }
   return res;
@@ -108,12 +129,25 @@ function hasHint(): boolean {
   }
 }
 
-export async function login(apiKey: string): Promise<Session> {
-  const session = await json<Session>("POST", "/auth/session", { api_key: apiKey });
+async function openSession(credentials: { api_key: string } | { email: string; password: string }): Promise<Session> {
+  const session = await json<Session>("POST", "/auth/session", credentials);
   setCsrfToken(session.csrf_token);
   setHint(true);
   return session;
 }
+
+/** Signs in with an API key (tools, service accounts). */
+export const login = (apiKey: string) => openSession({ api_key: apiKey });
+
+/** Signs in as a user with email and password. */
+export const loginWithPassword = (email: string, password: string) => openSession({ email, password });
+
+/** Changes the signed-in user's password (users only, not API keys). */
+export const changePassword = (currentPassword: string, newPassword: string) =>
+  json<void>("POST", "/auth/password", { current_password: currentPassword, new_password: newPassword });
+
+/** The name to show for a session (older servers send only key_name). */
+export const sessionName = (s: Session) => s.name || s.key_name;
 
 /** The current session, or null when there is none (401). */
 export async function currentSession(): Promise<Session | null> {
@@ -198,15 +232,57 @@ export const getConversation = (id: string) => json<Conversation>("GET", `/conve
 export interface UploadOptions {
   aclGroups?: string;
   tags?: string;
+  /** Called as the request body goes out: bytes sent and the body's total size. */
+  onProgress?: (loaded: number, total: number) => void;
+  signal?: AbortSignal;
 }
 
-export async function uploadDocuments(files: File[], opts: UploadOptions = {}): Promise<UploadedDocument[]> {
+/**
+ * Uploads files in one multipart request. Uses XMLHttpRequest rather than fetch because only XHR reports upload
+ * progress; otherwise it behaves like `send`: same origin with cookies, CSRF header, JSON errors as ApiError.
+ */
+export function uploadDocuments(files: File[], opts: UploadOptions = {}): Promise<UploadedDocument[]> {
   const form = new FormData();
   for (const f of files) form.append("files", f, f.name);
   if (opts.aclGroups?.trim()) form.append("acl_groups", opts.aclGroups.trim());
   if (opts.tags?.trim()) form.append("tags", opts.tags.trim());
-  const res = await json<{ documents: UploadedDocument[] }>("POST", "/documents", form);
-  return res.documents;
+  const path = "/documents";
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open("POST", API_BASE + path);
+    xhr.withCredentials = false; // same origin: the session cookie goes anyway
+    xhr.setRequestHeader("Accept", "application/json");
+    if (csrfToken) xhr.setRequestHeader("X-CSRF-Token", csrfToken);
+    if (opts.onProgress) {
+      const report = opts.onProgress;
+      xhr.upload.onprogress = (e) => {
+        if (e.lengthComputable) report(e.loaded, e.total);
+      };
+    }
+    xhr.onload = () => {
+      if (xhr.status >= 200 && xhr.status < 300) {
+        try {
+          resolve((JSON.parse(xhr.responseText) as { documents: UploadedDocument[] }).documents);
+        } catch {
+          reject(new ApiError(xhr.status, "bad_response", "The server's answer to the upload was not JSON"));
+        }
+        return;
+      }
+      const err = apiErrorFrom(xhr.status, xhr.statusText, xhr.responseText, xhr.getResponseHeader("Retry-After"));
+      noteFailure(xhr.status, path);
+      reject(err);
+    };
+    xhr.onerror = () => reject(new ApiError(0, "network_error", "The upload failed: network error"));
+    xhr.onabort = () => reject(new DOMException("Upload aborted", "AbortError"));
+    if (opts.signal) {
+      if (opts.signal.aborted) {
+        reject(new DOMException("Upload aborted", "AbortError"));
+        return;
+      }
+      opts.signal.addEventListener("abort", () => xhr.abort(), { once: true });
+    }
+    xhr.send(form);
+  });
 }
 
 export function listDocuments(filters: { status?: string; q?: string } = {}): Promise<DocumentSummary[]> {
@@ -234,8 +310,36 @@ export const revokeKey = (id: string) => json<void>("DELETE", `/keys/${encodeURI
 
 export const getUsage = () => json<{ usage: UsageRow[] }>("GET", "/usage").then((r) => r.usage);
 
+export const listUsers = () => json<{ users: User[] }>("GET", "/users").then((r) => r.users);
+
+export const createUser = (user: NewUser) => json<User>("POST", "/users", user);
+
+export const updateUser = (id: string, patch: UserPatch) =>
+  json<User>("PATCH", `/users/${encodeURIComponent(id)}`, patch);
+
+export interface AuditQuery {
+  /** Action prefix, e.g. "document." or "session.login". */
+  action?: string;
+  actor?: string;
+  limit?: number;
+  /** An event id: only older events. */
+  before?: number | null;
+}
+
+export function listAudit(q: AuditQuery = {}): Promise<AuditPage> {
+  const qs = new URLSearchParams();
+  if (q.action) qs.set("action", q.action);
+  if (q.actor) qs.set("actor", q.actor);
+  qs.set("limit", String(q.limit ?? 50));
+  if (q.before != null) qs.set("before", String(q.before));
+  return json<AuditPage>("GET", `/audit?${qs}`);
+}
+
 export function errorMessage(err: unknown): string {
-  if (err instanceof ApiError) return `${err.message} (${err.code})`;
+  if (err instanceof ApiError) {
+    const wait = err.retryAfterS !== null ? ` Try again in ${err.retryAfterS} s.` : "";
+    return `${err.message} (${err.code})${wait}`;
+  }
   if (err instanceof Error) return err.message;
   return String(err);
 }

@@ -6,6 +6,11 @@ export interface Session {
   csrf_token: string;
   role: Role;
   tenant: string;
+  /** "user": signed in with email and password; "key": signed in with an API key. */
+  kind: "user" | "key";
+  /** The user's display name, or the key's name. */
+  name: string;
+  /** Same as `name`; kept for older servers. */
   key_name: string;
 }
 
@@ -157,11 +162,52 @@ export interface CreatedKey extends ApiKey {
   key: string;
 }
 
+export type ActorKind = "user" | "key" | "system";
+
 export interface UsageRow {
-  key_id: string;
-  key_name: string;
+  actor_kind: ActorKind;
+  actor_id: string;
+  actor_name: string;
   day: string;
   requests: number;
   prompt_tokens: number;
   completion_tokens: number;
+}
+
+export interface User {
+  id: string;
+  email: string;
+  name: string;
+  role: Role;
+  acl_groups: string[];
+  created_at: string;
+  last_login_at: string | null;
+  disabled: boolean;
+}
+
+export interface NewUser {
+  email: string;
+  name: string;
+  role: Role;
+  acl_groups: string[];
+  password: string;
+}
+
+export type UserPatch = Partial<Pick<User, "name" | "role" | "acl_groups" | "disabled">> & { password?: string };
+
+export interface AuditEvent {
+  id: number;
+  created_at: string;
+  actor_kind: ActorKind;
+  actor_id: string | null;
+  actor_name: string;
+  action: string;
+  target: string;
+  detail: Record<string, unknown>;
+}
+
+export interface AuditPage {
+  events: AuditEvent[];
+  /** Pass as `before` to get the next (older) page; null when there is none. */
+  next_before: number | null;
 }
