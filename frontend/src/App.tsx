@@ -1,7 +1,8 @@
-import { useEffect, useState } from "react";
-import { currentSession, errorMessage, logout, setUnauthorizedHandler } from "./api/client";
+import { useEffect, useRef, useState } from "react";
+import { currentSession, errorMessage, logout, sessionName, setUnauthorizedHandler } from "./api/client";
 import type { Role, Session } from "./api/types";
 import { AdminPage } from "./admin/AdminPage";
+import { ChangePasswordDialog } from "./auth/ChangePassword";
 import { LoginPage } from "./auth/LoginPage";
 import { ChatPage } from "./chat/ChatPage";
 import { DocumentsPage } from "./upload/DocumentsPage";
@@ -22,6 +23,8 @@ export function App() {
   const [session, setSession] = useState<Session | null | undefined>(undefined);
   const [page, setPage] = useState<Page>("chat");
   const [error, setError] = useState<string | null>(null);
+  const [changingPassword, setChangingPassword] = useState(false);
+  const passwordButton = useRef<HTMLButtonElement>(null);
 
   useEffect(() => {
     setUnauthorizedHandler(() => setSession(null));
@@ -41,6 +44,7 @@ export function App() {
           onLogin={(s) => {
             setError(null);
             setPage("chat");
+            setChangingPassword(false);
             setSession(s);
           }}
         />
@@ -66,12 +70,30 @@ export function App() {
           ))}
         </nav>
         <span className="who">
-          {session.key_name} · {session.role} · {session.tenant}
+          {sessionName(session)} · {session.role} · {session.tenant}
         </span>
+        {session.kind === "user" && (
+          <button
+            type="button"
+            ref={passwordButton}
+            aria-expanded={changingPassword}
+            onClick={() => setChangingPassword((open) => !open)}
+          >
+            Change password
+          </button>
+        )}
         <button type="button" onClick={() => void logout().catch(() => undefined).finally(() => setSession(null))}>
           Sign out
         </button>
       </header>
+      {changingPassword && (
+        <ChangePasswordDialog
+          onClose={() => {
+            setChangingPassword(false);
+            passwordButton.current?.focus();
+          }}
+        />
+      )}
       <main className="content">
         {page === "chat" && <ChatPage />}
         {page === "documents" && canAccess(session.role, "documents") && <DocumentsPage />}

@@ -1,40 +1,84 @@
-import { useState } from "react";
-import { errorMessage, login } from "../api/client";
+import { useEffect, useRef, useState } from "react";
+import { errorMessage, login, loginWithPassword } from "../api/client";
 import type { Session } from "../api/types";
 
-/** Paste an API key to open a browser session (httpOnly cookie + CSRF token). */
+type Mode = "password" | "key";
+
+/**
+ * Sign in with email and password (people), or with an API key (tools, service accounts). Either opens a browser
+ * session: an httpOnly cookie plus a CSRF token.
+ */
 export function LoginPage({ onLogin }: { onLogin: (s: Session) => void }) {
+  const [mode, setMode] = useState<Mode>("password");
+  const [email, setEmail] = useState("");
+  const [password, setPassword] = useState("");
   const [key, setKey] = useState("");
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const firstField = useRef<HTMLInputElement>(null);
+
+  useEffect(() => firstField.current?.focus(), [mode]);
+
+  const ready = mode === "password" ? email.trim() !== "" && password !== "" : key.trim() !== "";
 
   async function submit(e: React.FormEvent) {
     e.preventDefault();
+    if (!ready || busy) return;
     setBusy(true);
     setError(null);
     try {
-      onLogin(await login(key.trim()));
+      onLogin(mode === "password" ? await loginWithPassword(email.trim(), password) : await login(key.trim()));
     } catch (err) {
       setError(errorMessage(err));
+      if (mode === "password") setPassword("");
     } finally {
       setBusy(false);
     }
   }
 
+  function switchTo(next: Mode) {
+    setMode(next);
+    setError(null);
+  }
+
   return (
     <main className="login">
       <h1>kbqa</h1>
-      <form onSubmit={submit}>
-        <label htmlFor="api-key">API key</label>
-        <input
-          id="api-key"
-          type="password"
-          autoComplete="off"
-          autoFocus
-          value={key}
-          onChange={(e) => setKey(e.target.value)}
-        />
-        <button type="submit" className="primary" disabled={busy || !key.trim()}>
+      <form onSubmit={submit} aria-label={mode === "password" ? "Sign in" : "Sign in with an API key"}>
+        {mode === "password" ? (
+          <>
+            <label htmlFor="login-email">Email</label>
+            <input
+              id="login-email"
+              type="email"
+              autoComplete="username"
+              ref={firstField}
+              value={email}
+              onChange={(e) => setEmail(e.target.value)}
+            />
+            <label htmlFor="login-password">Password</label>
+            <input
+              id="login-password"
+              type="password"
+              autoComplete="current-password"
+              value={password}
+              onChange={(e) => setPassword(e.target.value)}
+            />
+          </>
+        ) : (
+          <>
+            <label htmlFor="api-key">API key</label>
+            <input
+              id="api-key"
+              type="password"
+              autoComplete="off"
+              ref={firstField}
+              value={key}
+              onChange={(e) => setKey(e.target.value)}
+            />
+          </>
+        )}
+        <button type="submit" className="primary" disabled={busy || !ready}>
           Sign in
         </button>
         {error && (
@@ -43,6 +87,9 @@ export function LoginPage({ onLogin }: { onLogin: (s: Session) => void }) {
           </p>
         )}
       </form>
+      <button type="button" className="link switch-mode" onClick={() => switchTo(mode === "password" ? "key" : "password")}>
+        {mode === "password" ? "Sign in with an API key" : "Sign in with email and password"}
+      </button>
     </main>
   );
 }

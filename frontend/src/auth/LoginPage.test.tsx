@@ -1,0 +1,60 @@
+import { render, screen } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { setCsrfToken } from "../api/client";
+import { jsonResponse, mockFetch } from "../test/fetchMock";
+import { LoginPage } from "./LoginPage";
+
+afterEach(() => {
+  setCsrfToken(null);
+  localStorage.clear();
+});
+
+const SESSION = { csrf_token: "c", role: "editor", tenant: "acme", kind: "user", name: "Ann Lee", key_name: "Ann Lee" };
+
+describe("LoginPage", () => {
+  it("signs in with email and password by default", async () => {
+    const { calls } = mockFetch({ "POST /api/v1/auth/session": () => jsonResponse(SESSION) });
+    const onLogin = vi.fn();
+    const user = userEvent.setup();
+    render(<LoginPage onLogin={onLogin} />);
+    expect(screen.queryByLabelText("API key")).toBeNull();
+    expect(screen.getByRole("button", { name: "Sign in" })).toBeDisabled();
+    await user.type(screen.getByLabelText("Email"), " ann@example.com ");
+    await user.type(screen.getByLabelText("Password"), "correct horse{Enter}");
+    expect(onLogin).toHaveBeenCalledWith(SESSION);
+    expect(calls).toHaveLength(1);
+    expect(JSON.parse(calls[0].init.body as string)).toEqual({ email: "ann@example.com", password: "correct horse" });
+  });
+
+  it("shows the server's message when the credentials are refused, and clears the password", async () => {
+    mockFetch({
+      "POST /api/v1/auth/session": () =>
+        jsonResponse({ error: { code: "unauthenticated", message: "invalid email or password" } }, 401),
+    });
+    const onLogin = vi.fn();
+    const user = userEvent.setup();
+    render(<LoginPage onLogin={onLogin} />);
+    await user.type(screen.getByLabelText("Email"), "ann@example.com");
+    await user.type(screen.getByLabelText("Password"), "wrong");
+    await user.click(screen.getByRole("button", { name: "Sign in" }));
+    expect(await screen.findByRole("alert")).toHaveTextContent("invalid email or password");
+    expect(screen.getByLabelText("Password")).toHaveValue("");
+    expect(onLogin).not.toHaveBeenCalled();
+  });
+
+  it("switches to API key sign-in and back", async () => {
+    const { calls } = mockFetch({ "POST /api/v1/auth/session": () => jsonResponse({ ...SESSION, kind: "key" }) });
+    const onLogin = vi.fn();
+    const user = userEvent.setup();
+    render(<LoginPage onLogin={onLogin} />);
+    await user.click(screen.getByRole("button", { name: "Sign in with an API key" }));
+    expect(screen.queryByLabelText("Email")).toBeNull();
+    expect(screen.getByLabelText("API key")).toHaveFocus();
+    await user.type(screen.getByLabelText("API key"), "kbqa_secret{Enter}");
+    expect(JSON.parse(calls[0].init.body as string)).toEqual({ api_key: "kbqa_secret" });
+    expect(onLogin).toHaveBeenCalledTimes(1);
+    await user.click(screen.getByRole("button", { name: "Sign in with email and password" }));
+    expect(screen.getByLabelText("Email")).toBeInTheDocument();
+  });
+});
