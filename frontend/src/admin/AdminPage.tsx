@@ -1,11 +1,15 @@
+import { AuditPanel } from "./AuditPanel";
 import { KeysPanel } from "./KeysPanel";
 import { UsagePanel } from "./UsagePanel";
+import { UsersPanel } from "./UsersPanel";
 
 export function AdminPage() {
   return (
     <div className="admin-page">
+      <UsersPanel />
       <KeysPanel />
       <UsagePanel />
+      <AuditPanel />
     </div>
   );
 }

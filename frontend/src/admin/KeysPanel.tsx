@@ -1,10 +1,8 @@
 import { useCallback, useEffect, useState } from "react";
 import { createKey, errorMessage, listKeys, revokeKey } from "../api/client";
-import type { ApiKey, CreatedKey, Role } from "../api/types";
+import { ROLES, type ApiKey, type CreatedKey, type Role } from "../api/types";
 import { formatTime as when } from "../ui/format";
 import { Table } from "../ui/Table";
-
-export const ROLES: Role[] = ["agent", "editor", "admin"];
 
 /** API keys: create (the secret is shown once), revoke, last use. */
 export function KeysPanel() {

@@ -2,6 +2,8 @@
 
 export type Role = "admin" | "editor" | "agent";
 
+export const ROLES: Role[] = ["agent", "editor", "admin"];
+
 export interface Session {
   csrf_token: string;
   role: Role;
