@@ -1,8 +1,9 @@
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 import { deleteDocument, errorMessage, listDocuments, reindexDocument, uploadDocuments } from "../api/client";
 import type { DocumentSummary, UploadedDocument } from "../api/types";
 import { DocumentTable } from "./DocumentTable";
 import { DropZone } from "./DropZone";
+import { fileFractions, type PendingUpload } from "./progress";
 import { UploadList } from "./UploadList";
 
 /** Upload portal: drop files, follow their jobs, and manage the document list. */
@@ -12,7 +13,9 @@ export function DocumentsPage() {
   const [filter, setFilter] = useState({ status: "", query: "" });
   const [aclGroups, setAclGroups] = useState("");
   const [tags, setTags] = useState("");
-  const [uploading, setUploading] = useState(false);
+  const [pending, setPending] = useState<PendingUpload[]>([]);
+  const uploading = pending.length > 0;
+  const batchNo = useRef(0);
   const [error, setError] = useState<string | null>(null);
 
   const refresh = useCallback(() => {
@@ -27,16 +30,26 @@ export function DocumentsPage() {
   }, [refresh]);
 
   async function upload(files: File[]) {
-    setUploading(true);
+    const batch = ++batchNo.current;
+    const keys = files.map((f, i) => `${batch}-${i}-${f.name}`);
+    const sizes = files.map((f) => f.size);
+    setPending(files.map((f, i) => ({ key: keys[i], filename: f.name, size: f.size, fraction: 0 })));
     setError(null);
     try {
-      const docs = await uploadDocuments(files, { aclGroups, tags });
+      const docs = await uploadDocuments(files, {
+        aclGroups,
+        tags,
+        onProgress: (loaded, total) => {
+          const fractions = fileFractions(sizes, loaded, total);
+          setPending((prev) => prev.map((p) => ({ ...p, fraction: fractions[keys.indexOf(p.key)] ?? p.fraction })));
+        },
+      });
       setUploads((prev) => [...docs, ...prev.filter((p) => !docs.some((d) => d.id === p.id))]);
       refresh();
     } catch (err) {
-      setError(errorMessage(err));
+      setError(`Upload of ${files.map((f) => f.name).join(", ")} failed: ${errorMessage(err)}`);
     } finally {
-      setUploading(false);
+      setPending([]);
     }
   }
 
@@ -61,13 +74,12 @@ export function DocumentsPage() {
           <input id="tags" value={tags} onChange={(e) => setTags(e.target.value)} />
         </div>
         <DropZone disabled={uploading} onFiles={(f) => void upload(f)} />
-        {uploading && <p role="status">Uploading…</p>}
         {error && (
           <p role="alert" className="error">
             {error}
           </p>
         )}
-        <UploadList uploads={uploads} onSettled={refresh} />
+        <UploadList uploads={uploads} pending={pending} onSettled={refresh} />
       </section>
       <h2>Documents</h2>
       <DocumentTable

@@ -1,0 +1,74 @@
+import { render, screen, waitFor, within } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { describe, expect, it } from "vitest";
+import type { DocumentDetail } from "../api/types";
+import { installFakeXhr, lastXhr } from "../test/fakeXhr";
+import { jsonResponse, mockFetch } from "../test/fetchMock";
+import { DocumentsPage } from "./DocumentsPage";
+
+const QUEUED: DocumentDetail = {
+  id: "d1",
+  title: "notes",
+  filename: "notes.md",
+  doc_type: "md",
+  status: "parsing",
+  version: 1,
+  chunk_count: 0,
+  failure_reason: null,
+  updated_at: "2026-01-01T00:00:00Z",
+  size_bytes: 100,
+  stages: [{ name: "parsing", status: "running", progress: 0.2, started_at: "a", finished_at: null, duration_ms: null }],
+};
+
+describe("DocumentsPage upload", () => {
+  it("shows each file's byte progress, then hands over to the job's stages", async () => {
+    installFakeXhr();
+    mockFetch({
+      "GET /api/v1/documents": () => jsonResponse({ documents: [] }),
+      "GET /api/v1/documents/d1": () => jsonResponse(QUEUED),
+    });
+    const user = userEvent.setup();
+    render(<DocumentsPage />);
+    const notes = new File(["x".repeat(100)], "notes.md", { type: "text/markdown" });
+    const big = new File(["y".repeat(300)], "big.md", { type: "text/markdown" });
+    await user.upload(screen.getByLabelText("Choose files"), [notes, big]);
+
+    const xhr = lastXhr();
+    expect(xhr.url).toBe("/api/v1/documents");
+    const first = screen.getByRole("listitem", { name: "notes.md" });
+    const second = screen.getByRole("listitem", { name: "big.md" });
+    expect(within(first).getByText("Uploading 0%")).toBeInTheDocument();
+    expect(screen.getByLabelText("Choose files")).toBeDisabled();
+
+    xhr.progress(42, 500); // 42/500 of 400 file bytes = 33.6 of notes.md's 100
+    expect(await within(first).findByText("Uploading 33%")).toBeInTheDocument();
+    expect(within(first).getByRole("progressbar", { name: "Uploading notes.md" })).toHaveAttribute("value", "33");
+    expect(within(second).getByText("Uploading 0%")).toBeInTheDocument();
+
+    xhr.progress(300, 500); // 240 bytes: notes.md done, big.md 140/300
+    expect(await within(second).findByText("Uploading 46%")).toBeInTheDocument();
+    expect(within(first).getByText("Uploaded, waiting for the server…")).toBeInTheDocument();
+
+    xhr.respond(202, { documents: [{ id: "d1", filename: "notes.md", status: "queued", duplicate: false }] });
+    await waitFor(() => expect(screen.queryByRole("progressbar", { name: "Uploading notes.md" })).toBeNull());
+    const item = screen.getByRole("listitem", { name: "notes.md" }); // now the job, no longer the byte upload
+    expect(await within(item).findByLabelText("notes.md parsing")).toBeInTheDocument();
+    expect(within(item).queryByText(/Upload(ing|ed)/)).toBeNull();
+    expect(screen.queryByRole("listitem", { name: "big.md" })).toBeNull();
+    expect(screen.getByLabelText("Choose files")).toBeEnabled();
+  });
+
+  it("shows the API error when the upload is refused", async () => {
+    installFakeXhr();
+    mockFetch({ "GET /api/v1/documents": () => jsonResponse({ documents: [] }) });
+    const user = userEvent.setup();
+    render(<DocumentsPage />);
+    await user.upload(screen.getByLabelText("Choose files"), [new File(["%PDF"], "scan.pdf")]);
+    lastXhr().progress(10, 10);
+    lastXhr().respond(415, { error: { code: "unsupported_media_type", message: "scanned PDFs are not supported" } });
+    expect(await screen.findByRole("alert")).toHaveTextContent(
+      "Upload of scan.pdf failed: scanned PDFs are not supported (unsupported_media_type)",
+    );
+    expect(screen.queryByRole("listitem", { name: "scan.pdf" })).toBeNull();
+  });
+});
