@@ -147,7 +147,8 @@ class HybridRetriever:
         timings: dict[str, float] = {}
         lists: dict[str, list[Hit]] = {}
         for stage, (hits, ms) in zip(self._stages, outcomes, strict=True):
-            timings[stage.name] = ms
+            if stage.enabled:  # a null index is not a retriever: no timing for it
+                timings[stage.name] = ms
             if hits is None:
                 degraded.append(stage.name)
             else:

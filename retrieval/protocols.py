@@ -132,7 +132,9 @@ class RetrievalResult:
     """What the hybrid retriever returns: fused (and reranked) chunks, plus what degraded and how long each stage took.
 
     ``degraded`` lists stage names that failed or timed out and were skipped (e.g. ``"vector"``, ``"graph"``,
-    ``"rerank"``); the result is still usable.
+    ``"rerank"``); the result is still usable. ``timings_ms`` has milliseconds per configured retriever (``keyword``,
+    ``vector``, ``graph``; for a skipped one, the time until it was given up), then ``fuse``, ``rerank`` (when a
+    reranker is set) and ``total``.
     """
 
     chunks: list[RankedChunk]

@@ -1,7 +1,16 @@
-"""Prometheus metrics for the query service."""
+"""Prometheus metrics for the query service.
+
+Retrieval is measured per stage of the hybrid retriever, for answers and for ``/api/v1/search`` alike:
+``kbqa_retrieval_seconds{stage}`` with stage ``keyword``, ``vector``, ``graph`` (each configured retriever; they run in
+parallel), then ``fuse`` and ``rerank`` (sequential, after the slowest retriever) and ``total``. A stage that failed or
+timed out is not observed there but counted in ``kbqa_retrieval_degraded_total{stage}`` (``keyword``, ``vector``,
+``graph``, ``rerank``). ``kbqa_answer_stage_seconds{stage}`` is different: the time from the start of an answer to the
+end of each answer stage (``rewrite``, ``retrieve``, ``sources``, ``first_token``, ``citations``, ``total``).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -23,6 +32,19 @@ class Metrics:
         self.stage = Histogram(
             "kbqa_answer_stage_seconds", "Answer pipeline stage latency", ["stage"], registry=r, buckets=_BUCKETS
         )
+        self.retrieval = Histogram(
+            "kbqa_retrieval_seconds",
+            "Hybrid retrieval latency per stage (keyword, vector, graph, fuse, rerank, total)",
+            ["stage"],
+            registry=r,
+            buckets=_BUCKETS,
+        )
+        self.retrieval_degraded = Counter(
+            "kbqa_retrieval_degraded_total",
+            "Retrieval stages skipped because they failed or timed out",
+            ["stage"],
+            registry=r,
+        )
         self.tokens = Counter("kbqa_tokens_total", "Tokens", ["kind"], registry=r)
         self.answers = Counter("kbqa_answers_total", "Answers by outcome", ["outcome"], registry=r)
         self.jobs = Gauge("kbqa_ingestion_jobs", "Ingestion jobs by state", ["state"], registry=r)
@@ -32,11 +54,21 @@ class Metrics:
         for stage, ms in (done.get("timings_ms") or {}).items():
             if isinstance(ms, int | float):
                 self.stage.labels(stage=stage).observe(ms / 1000.0)
+        self.observe_retrieval(done.get("retrieval_timings_ms") or {}, done.get("retrieval_degraded") or ())
         usage = done.get("usage") or {}
         self.tokens.labels(kind="prompt").inc(int(usage.get("prompt_tokens", 0)))
         self.tokens.labels(kind="completion").inc(int(usage.get("completion_tokens", 0)))
         outcome = "refused" if done.get("refused") else "degraded" if done.get("degraded") else "answered"
         self.answers.labels(outcome=outcome).inc()
+
+    def observe_retrieval(self, timings_ms: Mapping[str, Any], degraded: Iterable[str]) -> None:
+        """One hybrid retrieval: ``RetrievalResult.timings_ms`` and ``.degraded`` (or the same fields of a ``done``)."""
+        skipped = set(degraded)
+        for stage in skipped:
+            self.retrieval_degraded.labels(stage=stage).inc()
+        for stage, ms in timings_ms.items():
+            if stage not in skipped and isinstance(ms, int | float):
+                self.retrieval.labels(stage=stage).observe(ms / 1000.0)
 
     def set_jobs(self, counts: dict[str, int]) -> None:
         for state in ("queued", "parsing", "chunking", "embedding", "indexing", "indexed", "failed"):

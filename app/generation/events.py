@@ -65,7 +65,11 @@ class Degraded(_Event):
 
 @dataclass(slots=True)
 class Done(_Event):
-    """Last event, always sent. ``usage`` = {prompt_tokens, completion_tokens}."""
+    """Last event, always sent. ``usage`` = {prompt_tokens, completion_tokens}. ``timings_ms``: milliseconds from the
+    start of the answer to the end of each stage (rewrite, retrieve, sources, first_token, citations, total).
+    ``retrieval_timings_ms``: how long each retrieval stage itself took (keyword, vector, graph for the configured
+    retrievers, fuse, rerank when a reranker is set, total); empty when retrieval did not run. ``retrieval_degraded``:
+    retrieval stages skipped because they failed or timed out (the ``degraded`` event's retrieval reasons)."""
 
     type: ClassVar[str] = "done"
     usage: dict[str, int]
@@ -73,6 +77,8 @@ class Done(_Event):
     refused: bool
     degraded: bool
     answer: str
+    retrieval_timings_ms: dict[str, float] = field(default_factory=dict)
+    retrieval_degraded: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)

@@ -75,7 +75,10 @@ class AnswerPipeline:
     ) -> AsyncGenerator[Event, None]:
         t0 = time.perf_counter()
         timings: dict[str, float] = {}
-        state: dict[str, Any] = {"answer": "", "prompt_tokens": 0, "refused": False, "degraded": False}
+        state: dict[str, Any] = {
+            "answer": "", "prompt_tokens": 0, "refused": False, "degraded": False,
+            "retrieval_timings_ms": {}, "retrieval_degraded": [],
+        }
 
         def mark(name: str) -> None:
             timings[name] = round((time.perf_counter() - t0) * 1000, 2)
@@ -86,6 +89,8 @@ class AnswerPipeline:
                 async for event in events:
                     yield event
         except AppError as exc:
+            if exc.code is ErrorCode.INDEX_UNAVAILABLE and not state["retrieval_timings_ms"]:  # retrieval failed
+                state["retrieval_degraded"] = [str(s) for s in exc.details.get("degraded", ())]  # every retriever
             yield Error(exc.code.value, exc.message)
         except Exception as exc:  # noqa: BLE001 - the stream must end with error + done, not a broken connection
             log.exception("answer pipeline failed")
@@ -95,6 +100,7 @@ class AnswerPipeline:
         yield Done(
             usage={"prompt_tokens": state["prompt_tokens"], "completion_tokens": completion},
             timings_ms=timings, refused=state["refused"], degraded=state["degraded"], answer=state["answer"],
+            retrieval_timings_ms=state["retrieval_timings_ms"], retrieval_degraded=state["retrieval_degraded"],
         )
 
     async def _answer(self, question, flt, history, top_k, state, mark) -> AsyncGenerator[Event, None]:  # type: ignore[no-untyped-def]
@@ -105,6 +111,8 @@ class AnswerPipeline:
         mark("rewrite")
         result = await self.retriever.retrieve(query, flt, top_k)
         mark("retrieve")
+        state["retrieval_timings_ms"] = {k: round(ms, 2) for k, ms in result.timings_ms.items()}
+        state["retrieval_degraded"] = list(result.degraded)
         if result.degraded:
             state["degraded"] = True
             yield Degraded(list(result.degraded))

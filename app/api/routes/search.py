@@ -40,7 +40,12 @@ async def search(
 ) -> dict[str, Any]:
     container = request.app.state.container
     flt = principal.search_filter(doc_types=tuple(doc_type), tags=tuple(tag))
-    result = await container.retriever.retrieve(q, flt, top_k)
+    try:
+        result = await container.retriever.retrieve(q, flt, top_k)
+    except AppError as exc:  # every retriever failed: count them, then the error handler answers
+        container.metrics.observe_retrieval({}, exc.details.get("degraded", ()))
+        raise
+    container.metrics.observe_retrieval(result.timings_ms, result.degraded)
     return {
         "query": q,
         "results": [
