@@ -60,4 +60,39 @@ describe("AnswerText citation chips", () => {
     await userEvent.keyboard("{Enter}");
     expect(onOpen).toHaveBeenCalledWith("c3");
   });
+
+  it("renders paragraphs, lists, bold and code around the chips", () => {
+    const { container } = render(
+      <AnswerText
+        turn={{
+          answer: "Calibrate **every 42 days [1]**.\n\nSteps:\n1. Insert the `blue key` [1]\n2. Wait [2]\n\n- dry brush",
+          citations: [cite(1, "c1"), cite(2, "c2")],
+          sources: [],
+        }}
+        onOpenCitation={() => {}}
+      />,
+    );
+    const root = container.querySelector(".answer-text")!;
+    expect(root.querySelectorAll(":scope > p")).toHaveLength(2);
+    const bold = root.querySelector("strong")!;
+    expect(bold).toHaveTextContent("every 42 days [1]");
+    expect(bold.querySelector("button.chip")).not.toBeNull();
+    const steps = screen.getAllByRole("list");
+    expect(steps.map((l) => l.tagName)).toEqual(["OL", "UL"]);
+    expect(steps[0].querySelectorAll("li")).toHaveLength(2);
+    expect(screen.getByText("blue key").tagName).toBe("CODE");
+    expect(screen.getAllByRole("button", { name: "Citation 1: Doc 1" })).toHaveLength(2);
+    expect(screen.getByText("dry brush").tagName).toBe("LI");
+  });
+
+  it("never turns answer text into HTML", () => {
+    const { container } = render(
+      <AnswerText
+        turn={{ answer: '<img src="x" onerror="alert(1)"> **<b>hi</b>** `<script>`', citations: [], sources: [] }}
+        onOpenCitation={() => {}}
+      />,
+    );
+    expect(container.querySelector("img, b, script")).toBeNull();
+    expect(container).toHaveTextContent('<img src="x" onerror="alert(1)"> <b>hi</b> <script>');
+  });
 });

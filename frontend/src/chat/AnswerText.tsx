@@ -1,38 +1,64 @@
-import { Fragment } from "react";
+import type { ReactNode } from "react";
+import { CitationChip } from "./CitationChip";
+import { parseMarkdown, type Inline } from "./markdown";
 import type { Turn } from "./turns";
 import { chunkIdFor } from "./turns";
-import { CitationChip } from "./CitationChip";
 
 interface Props {
   turn: Pick<Turn, "answer" | "citations" | "sources">;
   onOpenCitation: (chunkId: string) => void;
 }
 
-const MARKER = /\[(\d+)\]/g;
-
-/** The answer text with each resolvable [n] marker turned into a citation chip. */
+/**
+ * The answer as simple Markdown (paragraphs, lists, bold, code; see markdown.ts), built as React elements (no
+ * HTML injection), with each resolvable [n] marker turned into a citation chip; unknown markers stay text.
+ */
 export function AnswerText({ turn, onOpenCitation }: Props) {
-  const parts: React.ReactNode[] = [];
-  let last = 0;
-  for (const m of turn.answer.matchAll(MARKER)) {
-    const n = Number(m[1]);
-    const chunkId = chunkIdFor(turn, n);
-    if (chunkId === null) continue;
-    const at = m.index ?? 0;
-    if (at > last) parts.push(<Fragment key={`t${last}`}>{turn.answer.slice(last, at)}</Fragment>);
-    const cited = turn.citations.filter((c) => c.n === n);
-    const title = cited[0]?.title ?? turn.sources.find((s) => s.n === n)?.title;
-    parts.push(
-      <CitationChip
-        key={`c${at}`}
-        n={n}
-        title={title}
-        unsupported={cited.some((c) => !c.supported)}
-        onOpen={() => onOpenCitation(chunkId)}
-      />,
-    );
-    last = at + m[0].length;
+  function inline(nodes: Inline[], prefix: string): ReactNode[] {
+    return nodes.map((node, i) => {
+      const key = `${prefix}.${i}`;
+      switch (node.t) {
+        case "text":
+          return node.s;
+        case "br":
+          return <br key={key} />;
+        case "code":
+          return <code key={key}>{node.s}</code>;
+        case "strong":
+          return <strong key={key}>{inline(node.children, key)}</strong>;
+        case "cite": {
+          const chunkId = chunkIdFor(turn, node.n);
+          if (chunkId === null) return node.raw;
+          const cited = turn.citations.filter((c) => c.n === node.n);
+          const title = cited[0]?.title ?? turn.sources.find((s) => s.n === node.n)?.title;
+          return (
+            <CitationChip
+              key={key}
+              n={node.n}
+              title={title}
+              unsupported={cited.some((c) => !c.supported)}
+              onOpen={() => onOpenCitation(chunkId)}
+            />
+          );
+        }
+      }
+    });
   }
-  if (last < turn.answer.length) parts.push(<Fragment key={`t${last}`}>{turn.answer.slice(last)}</Fragment>);
-  return <div className="answer-text">{parts}</div>;
+
+  return (
+    <div className="answer-text">
+      {parseMarkdown(turn.answer).map((block, b) => {
+        const key = `b${b}`;
+        if (block.t === "p") return <p key={key}>{inline(block.content, key)}</p>;
+        const items = block.items.map((item, i) => <li key={i}>{inline(item, `${key}.${i}`)}</li>);
+        return block.t === "ul" ? (
+          <ul key={key}>{items}</ul>
+        ) : (
+          <ol key={key} start={block.start === 1 ? undefined : block.start}>
+            {items}
+          </ol>
+        );
+      })}
+    </div>
+  );
 }
