@@ -45,6 +45,18 @@ class Role(str, enum.Enum):
         return order.index(self) >= order.index(needed)
 
 
+@dataclass(frozen=True, slots=True)
+class Actor:
+    """Who did something, as recorded in usage and the audit log: an API key, a user, or the system itself."""
+
+    kind: str  # "key" | "user" | "system"
+    id: str | None
+    name: str
+
+
+SYSTEM_ACTOR = Actor(kind="system", id=None, name="system")
+
+
 def content_hash(*parts: str | bytes) -> str:
     """Stable sha256 hex digest of the given parts (used for document and chunk ids)."""
     h = hashlib.sha256()

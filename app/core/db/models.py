@@ -59,6 +59,28 @@ class ApiKey(Base):
     revoked_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
 
 
+class User(Base):
+    """A person who logs in with an e-mail address and a password. Only a salted scrypt hash of the password is
+    stored (see ``app.core.passwords``). E-mail addresses are unique across tenants, so login needs no tenant name.
+    ``failed_logins`` and ``locked_until`` slow down password guessing for one account."""
+
+    __tablename__ = "users"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    tenant_id: Mapped[str] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"), index=True)
+    email: Mapped[str] = mapped_column(String(254), unique=True)
+    name: Mapped[str] = mapped_column(String(200), default="")
+    role: Mapped[str] = mapped_column(String(16))
+    acl_groups: Mapped[list[str]] = mapped_column(default=list)
+    password_hash: Mapped[str] = mapped_column(String(256))
+    failed_logins: Mapped[int] = mapped_column(Integer, default=0)
+    locked_until: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    last_login_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+    disabled_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+    password_changed_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
 class Document(Base):
     __tablename__ = "documents"
     __table_args__ = (UniqueConstraint("tenant_id", "content_hash", name="uq_documents_tenant_hash"),)
@@ -141,7 +163,8 @@ class Conversation(Base):
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     tenant_id: Mapped[str] = mapped_column(String(64), index=True)
-    api_key_id: Mapped[str | None] = mapped_column(String(32), index=True)
+    # The principal who asked: an API key id or a user id (both are 32-hex ids, see ``Principal``).
+    actor_id: Mapped[str | None] = mapped_column(String(32), index=True)
     title: Mapped[str] = mapped_column(String(300), default="")
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
@@ -171,21 +194,22 @@ class Feedback(Base):
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     tenant_id: Mapped[str] = mapped_column(String(64), index=True)
     message_id: Mapped[str] = mapped_column(ForeignKey("messages.id", ondelete="CASCADE"), index=True)
-    api_key_id: Mapped[str | None] = mapped_column(String(32))
+    actor_id: Mapped[str | None] = mapped_column(String(32))
     rating: Mapped[str] = mapped_column(String(8))
     comment: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
 class TokenUsage(Base):
-    """Requests and tokens per API key per day."""
+    """Requests and tokens per principal (API key or user) per day."""
 
     __tablename__ = "token_usage"
-    __table_args__ = (UniqueConstraint("api_key_id", "day", name="uq_token_usage_key_day"),)
+    __table_args__ = (UniqueConstraint("actor_id", "day", name="uq_token_usage_actor_day"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     tenant_id: Mapped[str] = mapped_column(String(64), index=True)
-    api_key_id: Mapped[str] = mapped_column(String(32), index=True)
+    actor_kind: Mapped[str] = mapped_column(String(8), default="key")
+    actor_id: Mapped[str] = mapped_column(String(32), index=True)
     day: Mapped[dt.date] = mapped_column()
     requests: Mapped[int] = mapped_column(Integer, default=0)
     prompt_tokens: Mapped[int] = mapped_column(Integer, default=0)
@@ -194,11 +218,16 @@ class TokenUsage(Base):
 
 
 class AuditEvent(Base):
+    """Who did what. ``actor_kind`` is ``key``, ``user`` or ``system``; ``actor_name`` is copied at the time of the
+    event so the log stays readable after a key or user is gone."""
+
     __tablename__ = "audit_events"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     tenant_id: Mapped[str] = mapped_column(String(64), index=True)
-    api_key_id: Mapped[str | None] = mapped_column(String(32))
+    actor_kind: Mapped[str] = mapped_column(String(8), default="system")
+    actor_id: Mapped[str | None] = mapped_column(String(32))
+    actor_name: Mapped[str] = mapped_column(String(254), default="")
     action: Mapped[str] = mapped_column(String(64))
     target: Mapped[str] = mapped_column(String(256), default="")
     detail: Mapped[dict[str, Any]] = mapped_column(default=dict)

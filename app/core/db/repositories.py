@@ -22,10 +22,12 @@ from app.core.db.models import (
     Message,
     Tenant,
     TokenUsage,
+    User,
     utcnow,
 )
 from app.core.errors import AppError, ErrorCode
-from app.core.types import STAGES, ChunkRecord, Role
+from app.core.passwords import hash_password
+from app.core.types import STAGES, Actor, ChunkRecord, Role
 
 KEY_PREFIX = "kbqa_"
 
@@ -89,6 +91,63 @@ def revoke_api_key(*, session: Session, tenant_id: str, key_id: str) -> ApiKey:
         raise AppError(ErrorCode.NOT_FOUND, "API key not found")
     row.revoked_at = row.revoked_at or utcnow()
     return row
+
+
+# --- users ----------------------------------------------------------------------------------------------------------
+
+
+def normalise_email(email: str) -> str:
+    return email.strip().lower()
+
+
+def create_user(
+    *,
+    session: Session,
+    tenant_id: str,
+    email: str,
+    name: str,
+    role: Role,
+    password: str,
+    acl_groups: Sequence[str] = (),
+) -> User:
+    get_or_create_tenant(session=session, tenant_id=tenant_id)
+    email = normalise_email(email)
+    if session.scalar(select(User.id).where(User.email == email)) is not None:
+        raise AppError(ErrorCode.CONFLICT, f"a user with e-mail {email} already exists")
+    row = User(
+        tenant_id=tenant_id,
+        email=email,
+        name=name or email,
+        role=role.value,
+        acl_groups=list(acl_groups),
+        password_hash=hash_password(password),
+        failed_logins=0,
+    )
+    session.add(row)
+    session.flush()
+    return row
+
+
+def get_user_by_email(*, session: Session, email: str) -> User | None:
+    return session.scalar(select(User).where(User.email == normalise_email(email)))
+
+
+def get_user(*, session: Session, tenant_id: str, user_id: str) -> User:
+    row = session.get(User, user_id)
+    if row is None or row.tenant_id != tenant_id:
+        raise AppError(ErrorCode.NOT_FOUND, "user not found")
+    return row
+
+
+def list_users(*, session: Session, tenant_id: str) -> list[User]:
+    return list(session.scalars(select(User).where(User.tenant_id == tenant_id).order_by(User.email)))
+
+
+def count_active_admins(*, session: Session, tenant_id: str) -> int:
+    stmt = select(func.count()).where(
+        User.tenant_id == tenant_id, User.role == Role.ADMIN.value, User.disabled_at.is_(None)
+    )
+    return int(session.scalar(stmt) or 0)
 
 
 # --- documents ------------------------------------------------------------------------------------------------------
@@ -286,26 +345,29 @@ def count_jobs_by_status(*, session: Session) -> dict[str, int]:
 # --- conversations --------------------------------------------------------------------------------------------------
 
 
-def get_conversation(*, session: Session, tenant_id: str, conversation_id: str) -> Conversation:
+def get_conversation(
+    *, session: Session, tenant_id: str, conversation_id: str, actor_id: str | None = None
+) -> Conversation:
+    """The conversation, if it is this tenant's (and, with ``actor_id``, that key's or user's own)."""
     conv = session.get(Conversation, conversation_id)
-    if conv is None or conv.tenant_id != tenant_id:
+    if conv is None or conv.tenant_id != tenant_id or (actor_id is not None and conv.actor_id != actor_id):
         raise AppError(ErrorCode.NOT_FOUND, "conversation not found")
     return conv
 
 
-def create_conversation(*, session: Session, tenant_id: str, api_key_id: str | None, title: str) -> Conversation:
-    conv = Conversation(tenant_id=tenant_id, api_key_id=api_key_id, title=title[:300])
+def create_conversation(*, session: Session, tenant_id: str, actor_id: str | None, title: str) -> Conversation:
+    conv = Conversation(tenant_id=tenant_id, actor_id=actor_id, title=title[:300])
     session.add(conv)
     session.flush()
     return conv
 
 
 def list_conversations(
-    *, session: Session, tenant_id: str, api_key_id: str | None, limit: int = 50
+    *, session: Session, tenant_id: str, actor_id: str | None, limit: int = 50
 ) -> list[Conversation]:
     stmt = select(Conversation).where(Conversation.tenant_id == tenant_id)
-    if api_key_id:
-        stmt = stmt.where(Conversation.api_key_id == api_key_id)
+    if actor_id:
+        stmt = stmt.where(Conversation.actor_id == actor_id)
     return list(session.scalars(stmt.order_by(Conversation.updated_at.desc()).limit(limit)))
 
 
@@ -347,10 +409,10 @@ def get_message(*, session: Session, tenant_id: str, message_id: str) -> Message
 
 
 def create_feedback(
-    *, session: Session, tenant_id: str, message_id: str, api_key_id: str | None, rating: str, comment: str
+    *, session: Session, tenant_id: str, message_id: str, actor_id: str | None, rating: str, comment: str
 ) -> Feedback:
     get_message(session=session, tenant_id=tenant_id, message_id=message_id)
-    fb = Feedback(tenant_id=tenant_id, message_id=message_id, api_key_id=api_key_id, rating=rating, comment=comment)
+    fb = Feedback(tenant_id=tenant_id, message_id=message_id, actor_id=actor_id, rating=rating, comment=comment)
     session.add(fb)
     session.flush()
     return fb
@@ -360,17 +422,20 @@ def record_usage(
     *,
     session: Session,
     tenant_id: str,
-    api_key_id: str,
+    actor: Actor,
     prompt_tokens: int,
     completion_tokens: int,
     latency_ms: float = 0.0,
 ) -> None:
+    if actor.id is None:
+        return
     day = utcnow().date()
-    row = session.scalar(select(TokenUsage).where(TokenUsage.api_key_id == api_key_id, TokenUsage.day == day))
+    row = session.scalar(select(TokenUsage).where(TokenUsage.actor_id == actor.id, TokenUsage.day == day))
     if row is None:
         row = TokenUsage(
             tenant_id=tenant_id,
-            api_key_id=api_key_id,
+            actor_kind=actor.kind,
+            actor_id=actor.id,
             day=day,
             requests=0,
             prompt_tokens=0,
@@ -384,25 +449,58 @@ def record_usage(
     row.latency_ms_total += latency_ms
 
 
-def list_usage(*, session: Session, tenant_id: str) -> list[tuple[TokenUsage, str]]:
+def list_usage(*, session: Session, tenant_id: str, days: int = 90) -> list[tuple[TokenUsage, str]]:
+    """Usage rows of the last ``days`` days, newest first, each with the current name of its key or user."""
+    since = utcnow().date() - dt.timedelta(days=days)
+    name = func.coalesce(ApiKey.name, User.name, User.email, TokenUsage.actor_id)
     stmt = (
-        select(TokenUsage, ApiKey.name)
-        .join(ApiKey, ApiKey.id == TokenUsage.api_key_id)
-        .where(TokenUsage.tenant_id == tenant_id)
-        .order_by(TokenUsage.day.desc())
+        select(TokenUsage, name)
+        .outerjoin(ApiKey, (TokenUsage.actor_kind == "key") & (ApiKey.id == TokenUsage.actor_id))
+        .outerjoin(User, (TokenUsage.actor_kind == "user") & (User.id == TokenUsage.actor_id))
+        .where(TokenUsage.tenant_id == tenant_id, TokenUsage.day >= since)
+        .order_by(TokenUsage.day.desc(), TokenUsage.requests.desc())
     )
-    return [(u, name) for u, name in session.execute(stmt)]
+    return [(u, n) for u, n in session.execute(stmt)]
 
 
 def audit(
     *,
     session: Session,
     tenant_id: str,
-    api_key_id: str | None,
+    actor: Actor,
     action: str,
     target: str = "",
     detail: dict[str, Any] | None = None,
 ) -> None:
     session.add(
-        AuditEvent(tenant_id=tenant_id, api_key_id=api_key_id, action=action, target=target, detail=detail or {})
+        AuditEvent(
+            tenant_id=tenant_id,
+            actor_kind=actor.kind,
+            actor_id=actor.id,
+            actor_name=actor.name[:254],
+            action=action,
+            target=target[:256],
+            detail=detail or {},
+        )
     )
+
+
+def list_audit(
+    *,
+    session: Session,
+    tenant_id: str,
+    action: str | None = None,
+    actor_id: str | None = None,
+    before: int | None = None,
+    limit: int = 50,
+) -> list[AuditEvent]:
+    """Newest first. ``action`` matches a prefix (``document.`` or ``document.upload``); ``before`` pages by id."""
+    stmt = select(AuditEvent).where(AuditEvent.tenant_id == tenant_id)
+    if action:
+        escaped = action.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        stmt = stmt.where(AuditEvent.action.like(escaped + "%", escape="\\"))
+    if actor_id:
+        stmt = stmt.where(AuditEvent.actor_id == actor_id)
+    if before is not None:
+        stmt = stmt.where(AuditEvent.id < before)
+    return list(session.scalars(stmt.order_by(AuditEvent.id.desc()).limit(limit)))
