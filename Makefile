@@ -9,6 +9,7 @@ export TOKENIZERS_PARALLELISM := false
 KBQA_DATA_DIR ?= ./data
 # The demo knowledge base: top-level files only (demo/kb/src holds the sources of the generated DOCX/PDF).
 DEMO_DOCS := $(sort $(wildcard demo/kb/*.md demo/kb/*.html demo/kb/*.docx demo/kb/*.pdf))
+DEMO_ADMIN ?= admin@example.com
 export KBQA_DATA_DIR
 
 .PHONY: help install install-test frontend run test test-python test-frontend bench bench-retrieval bench-ingest bench-answer lint demo-docs clean
@@ -30,7 +31,8 @@ run: install frontend ## start kbqa on http://127.0.0.1:8000 with the demo knowl
 	@$(PY) -m app.cli migrate
 	@$(PY) -m app.cli ingest $(DEMO_DOCS)
 	@echo; echo "  kbqa is starting on http://127.0.0.1:8000  (API docs: http://127.0.0.1:8000/docs)"
-	@echo "  API key (admin): $$($(PY) -m app.cli keys create --name demo --role admin --quiet)"
+	@echo "  log in as $(DEMO_ADMIN) with password: $$($(PY) -m app.cli users create --email $(DEMO_ADMIN) --name 'Demo admin' --role admin --reset-existing --quiet)"
+	@echo "  API key (admin, for tools): $$($(PY) -m app.cli keys create --name demo --role admin --quiet)"
 	@echo "  try: curl -N -H \"Authorization: Bearer <key>\" -H 'Content-Type: application/json' \\"
 	@echo "         -d '{\"question\":\"How long is the warranty on the Kestrel Hub?\"}' http://127.0.0.1:8000/api/v1/ask"; echo
 	@$(PY) -m app.cli serve

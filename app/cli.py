@@ -1,4 +1,4 @@
-"""The ``kbqa`` command: serve, worker, migrate, ingest, ask, keys, eval."""
+"""The ``kbqa`` command: serve, worker, migrate, ingest, ask, keys, users, eval."""
 
 from __future__ import annotations
 
@@ -26,8 +26,10 @@ from app.core.types import Role  # noqa: E402
 
 cli = typer.Typer(help="kbqa: enterprise knowledge-base question answering", no_args_is_help=True)
 keys_cli = typer.Typer(help="API keys", no_args_is_help=True)
+users_cli = typer.Typer(help="Users who log in to the web app", no_args_is_help=True)
 eval_cli = typer.Typer(help="Evaluation", no_args_is_help=True)
 cli.add_typer(keys_cli, name="keys")
+cli.add_typer(users_cli, name="users")
 cli.add_typer(eval_cli, name="eval")
 console = Console()
 err = Console(stderr=True)
@@ -247,6 +249,87 @@ def keys_create(
         )
     db.dispose()
     console.print(secret if quiet else f"API key ({role.value}, tenant {tenant or settings.default_tenant}): {secret}")
+
+
+@users_cli.command("create")
+def users_create(
+    email: Annotated[str, typer.Option(help="the login e-mail address")],
+    name: Annotated[str, typer.Option(help="display name")] = "",
+    role: Annotated[Role, typer.Option(help="admin, editor or agent")] = Role.AGENT,
+    tenant: Annotated[str | None, typer.Option(help="tenant id")] = None,
+    acl_groups: Annotated[str | None, typer.Option(help="comma-separated ACL groups")] = None,
+    password_stdin: Annotated[bool, typer.Option("--password-stdin", help="read the password from stdin")] = False,
+    reset_existing: Annotated[
+        bool, typer.Option("--reset-existing", help="if the user exists, set a new password instead of failing")
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="print only the password")] = False,
+) -> None:
+    """Create a user. Without --password-stdin a random password is generated and printed (once)."""
+    import secrets
+
+    from app.core.db import repositories as repo
+    from app.core.db.models import utcnow
+    from app.core.db.session import Database
+    from app.core.errors import AppError
+    from app.core.passwords import hash_password, password_problem
+
+    password = sys.stdin.readline().rstrip("\n") if password_stdin else secrets.token_urlsafe(12)
+    problem = password_problem(password)
+    if problem:
+        err.print(f"[red]{problem}[/red]")
+        raise typer.Exit(2)
+    settings = _settings()
+    migrate_database(settings)
+    db = Database(settings.database_url)
+    try:
+        with db.session() as s:
+            existing = repo.get_user_by_email(session=s, email=email)
+            if existing is not None and reset_existing:
+                existing.password_hash = hash_password(password)
+                existing.password_changed_at = utcnow()
+                existing.failed_logins, existing.locked_until, existing.disabled_at = 0, None, None
+                role, tenant = Role(existing.role), existing.tenant_id
+            else:
+                repo.create_user(
+                    session=s,
+                    tenant_id=tenant or settings.default_tenant,
+                    email=email,
+                    name=name,
+                    role=role,
+                    password=password,
+                    acl_groups=[g.strip() for g in acl_groups.split(",")] if acl_groups else [],
+                )
+    except AppError as exc:
+        err.print(f"[red]{exc.message}[/red]")
+        raise typer.Exit(1) from exc
+    finally:
+        db.dispose()
+    if quiet:
+        if not password_stdin:
+            console.print(password)
+    else:
+        shown = password if not password_stdin else "(as given)"
+        console.print(
+            f"user {email.strip().lower()} ({role.value}, tenant {tenant or settings.default_tenant}) password: {shown}"
+        )
+
+
+@users_cli.command("list")
+def users_list(tenant: Annotated[str | None, typer.Option(help="tenant id")] = None) -> None:
+    """List the users of a tenant."""
+    from app.core.db import repositories as repo
+    from app.core.db.session import Database
+
+    settings = _settings()
+    db = Database(settings.database_url)
+    table = Table("e-mail", "name", "role", "groups", "last login", "status")
+    with db.session() as s:
+        for u in repo.list_users(session=s, tenant_id=tenant or settings.default_tenant):
+            last = u.last_login_at.strftime("%Y-%m-%d %H:%M") if u.last_login_at else "never"
+            status = "disabled" if u.disabled_at else "active"
+            table.add_row(u.email, u.name, u.role, ",".join(u.acl_groups), last, status)
+    db.dispose()
+    console.print(table)
 
 
 @eval_cli.command("retrieval")

@@ -24,6 +24,7 @@ from app.core.db.session import Database
 from app.core.errors import AppError, ErrorCode
 from app.core.settings import Settings
 from app.core.tracing import inject
+from app.core.types import SYSTEM_ACTOR, Actor
 from ingestion.hygiene import check_archive
 
 log = logging.getLogger(__name__)
@@ -77,7 +78,7 @@ class IngestService:
         data: bytes,
         acl_groups: list[str] | None = None,
         tags: list[str] | None = None,
-        api_key_id: str | None = None,
+        actor: Actor = SYSTEM_ACTOR,
     ) -> Submitted:
         limit = self.settings.ingestion.max_upload_bytes
         if len(data) > limit:
@@ -124,7 +125,7 @@ class IngestService:
             repo.audit(
                 session=s,
                 tenant_id=tenant_id,
-                api_key_id=api_key_id,
+                actor=actor,
                 action="document.upload",
                 target=doc.id,
                 detail={"filename": name, "version": doc.version, "bytes": len(data)},
@@ -136,7 +137,7 @@ class IngestService:
                 document=repo.get_document(session=s, tenant_id=tenant_id, document_id=doc.id), duplicate=False
             )
 
-    def reindex(self, *, tenant_id: str, document_id: str, api_key_id: str | None = None) -> Document:
+    def reindex(self, *, tenant_id: str, document_id: str, actor: Actor = SYSTEM_ACTOR) -> Document:
         with self.db.session() as s:
             doc = repo.get_document(session=s, tenant_id=tenant_id, document_id=document_id)
             current = repo.latest_job(session=s, document_id=doc.id)
@@ -145,21 +146,19 @@ class IngestService:
             doc.status = "queued"
             doc.failure_reason = None
             job = repo.create_job(session=s, document=doc, trace_context=inject())
-            repo.audit(session=s, tenant_id=tenant_id, api_key_id=api_key_id, action="document.reindex", target=doc.id)
+            repo.audit(session=s, tenant_id=tenant_id, actor=actor, action="document.reindex", target=doc.id)
             job_id = job.id
         self._dispatch(job_id)
         with self.db.session() as s:
             return repo.get_document(session=s, tenant_id=tenant_id, document_id=document_id)
 
-    def delete(self, *, tenant_id: str, document_id: str, api_key_id: str | None = None) -> None:
+    def delete(self, *, tenant_id: str, document_id: str, actor: Actor = SYSTEM_ACTOR) -> None:
         with self.db.session() as s:
             doc = repo.get_document(session=s, tenant_id=tenant_id, document_id=document_id)
             storage = doc.storage_path
             self.indexes.delete(doc.id)
             repo.delete_document(session=s, document=doc)
-            repo.audit(
-                session=s, tenant_id=tenant_id, api_key_id=api_key_id, action="document.delete", target=document_id
-            )
+            repo.audit(session=s, tenant_id=tenant_id, actor=actor, action="document.delete", target=document_id)
             others = s.query(Document).filter(Document.storage_path == storage, Document.id != document_id).count()
         if storage and not others:
             Path(storage).unlink(missing_ok=True)

@@ -1,4 +1,4 @@
-"""Accounting for one finished answer: metrics, token usage per key, and the key's token quota."""
+"""Accounting for one finished answer: metrics, token usage per key or user, and its token quota."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def account_answer(
         repo.record_usage(
             session=s,
             tenant_id=principal.tenant_id,
-            api_key_id=principal.key_id,
+            actor=principal.actor,
             prompt_tokens=int(usage.get("prompt_tokens", 0)),
             completion_tokens=completion,
             latency_ms=latency_ms,
@@ -38,4 +38,4 @@ def account_answer(
     else:
         with container.db.session() as s:
             record(s)
-    container.limiter.spend_tokens(principal.key_id, completion)
+    container.limiter.spend_tokens(principal.id, completion)

@@ -47,6 +47,35 @@ class Server:
         )
         return out.stdout.strip().splitlines()[-1]
 
+    def create_user(self, *, tenant: str, role: str, email: str, password: str) -> None:
+        """A web user, made the way an operator would: ``kbqa users create --password-stdin``."""
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "app.cli",
+                "users",
+                "create",
+                "--quiet",
+                "--password-stdin",
+                "--tenant",
+                tenant,
+                "--role",
+                role,
+                "--email",
+                email,
+                "--name",
+                email.split("@")[0],
+            ],
+            cwd=REPO,
+            env=self.env,
+            input=password + "\n",
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        )
+
 
 def _free_port() -> int:
     with socket.socket() as s:

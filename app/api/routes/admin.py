@@ -1,4 +1,4 @@
-"""API keys, usage and the browser session."""
+"""API keys and usage per key or user."""
 
 from __future__ import annotations
 
@@ -9,17 +9,8 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
 
-from app.api.auth import (
-    SESSION_COOKIE,
-    SESSION_TTL_S,
-    Principal,
-    authenticate,
-    csrf_token,
-    make_session_cookie,
-    require,
-)
+from app.api.auth import Principal, require
 from app.core.db import repositories as repo
-from app.core.errors import AppError, ErrorCode
 from app.core.types import Role
 
 router = APIRouter(prefix="/api/v1", tags=["admin"])
@@ -59,7 +50,7 @@ def create_key(body: KeyCreate, request: Request, principal: Principal = Depends
         repo.audit(
             session=s,
             tenant_id=principal.tenant_id,
-            api_key_id=principal.key_id,
+            actor=principal.actor,
             action="key.create",
             target=row.id,
             detail={"name": body.name, "role": body.role.value},
@@ -73,21 +64,20 @@ def create_key(body: KeyCreate, request: Request, principal: Principal = Depends
 def revoke_key(key_id: str, request: Request, principal: Principal = Depends(require(Role.ADMIN))) -> Response:
     with request.app.state.container.db.session() as s:
         repo.revoke_api_key(session=s, tenant_id=principal.tenant_id, key_id=key_id)
-        repo.audit(
-            session=s, tenant_id=principal.tenant_id, api_key_id=principal.key_id, action="key.revoke", target=key_id
-        )
+        repo.audit(session=s, tenant_id=principal.tenant_id, actor=principal.actor, action="key.revoke", target=key_id)
     return Response(status_code=204)
 
 
-@router.get("/usage", summary="Requests and tokens per key per day")
+@router.get("/usage", summary="Requests and tokens per API key or user per day (last 90 days)")
 def usage(request: Request, principal: Principal = Depends(require(Role.ADMIN))) -> dict[str, Any]:
     with request.app.state.container.db.session() as s:
         rows = repo.list_usage(session=s, tenant_id=principal.tenant_id)
         return {
             "usage": [
                 {
-                    "key_id": u.api_key_id,
-                    "key_name": name,
+                    "actor_kind": u.actor_kind,
+                    "actor_id": u.actor_id,
+                    "actor_name": name,
                     "day": u.day,
                     "requests": u.requests,
                     "prompt_tokens": u.prompt_tokens,
@@ -96,54 +86,3 @@ def usage(request: Request, principal: Principal = Depends(require(Role.ADMIN)))
                 for u, name in rows
             ]
         }
-
-
-class SessionCreate(BaseModel):
-    api_key: str = Field(min_length=1, max_length=200)
-
-
-def _session_body(principal: Principal, csrf: str) -> dict[str, Any]:
-    return {
-        "csrf_token": csrf,
-        "role": principal.role.value,
-        "tenant": principal.tenant_id,
-        "key_name": principal.key_name,
-    }
-
-
-@router.post("/auth/session", summary="Browser login: exchange an API key for a session cookie")
-def login(body: SessionCreate, request: Request) -> JSONResponse:
-    container = request.app.state.container
-    with container.db.session() as s:
-        row = repo.get_api_key_by_secret(session=s, secret=body.api_key.strip())
-        if row is None:
-            raise AppError(ErrorCode.UNAUTHENTICATED, "invalid or revoked API key")
-        principal = Principal.from_key(row)
-        repo.audit(session=s, tenant_id=row.tenant_id, api_key_id=row.id, action="session.login")
-    cookie = make_session_cookie(container.settings.secret_key, principal.key_id)
-    resp = JSONResponse(_session_body(principal, csrf_token(container.settings.secret_key, cookie)))
-    resp.set_cookie(
-        SESSION_COOKIE,
-        cookie,
-        max_age=SESSION_TTL_S,
-        httponly=True,
-        samesite="strict",
-        secure=container.settings.environment != "local",
-        path="/",
-    )
-    return resp
-
-
-@router.get("/auth/me", summary="Who is logged in")
-def me(request: Request, principal: Principal = Depends(require(Role.AGENT))) -> dict[str, Any]:
-    cookie = request.cookies.get(SESSION_COOKIE, "")
-    csrf = csrf_token(request.app.state.container.settings.secret_key, cookie) if principal.via_cookie else ""
-    return _session_body(principal, csrf)
-
-
-@router.delete("/auth/session", status_code=204, summary="Log out")
-def logout(request: Request) -> Response:
-    authenticate(request)
-    resp = Response(status_code=204)
-    resp.delete_cookie(SESSION_COOKIE, path="/")
-    return resp

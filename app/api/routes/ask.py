@@ -42,17 +42,19 @@ def open_turn(
     """Create or continue a conversation, store the user's message; return (conversation id, prior history)."""
     with container.db.session() as s:
         if conversation_id:
-            conv = repo.get_conversation(session=s, tenant_id=principal.tenant_id, conversation_id=conversation_id)
+            conv = repo.get_conversation(
+                session=s, tenant_id=principal.tenant_id, conversation_id=conversation_id, actor_id=principal.id
+            )
         else:
             conv = repo.create_conversation(
-                session=s, tenant_id=principal.tenant_id, api_key_id=principal.key_id, title=question[:120]
+                session=s, tenant_id=principal.tenant_id, actor_id=principal.id, title=question[:120]
             )
         history = [{"role": m.role, "content": m.content} for m in conv.messages][-HISTORY_MESSAGES:]
         repo.add_message(session=s, conversation_id=conv.id, role="user", content=question)
         repo.audit(
             session=s,
             tenant_id=principal.tenant_id,
-            api_key_id=principal.key_id,
+            actor=principal.actor,
             action="ask",
             target=conv.id,
             detail={"question": question[:500]} if container.settings.api.audit_questions else {},
@@ -116,7 +118,7 @@ async def answer_events(
 async def ask(body: AskRequest, request: Request, principal: Principal = Depends(require(Role.AGENT))) -> Any:
     container = request.app.state.container
     request_id = getattr(request.state, "request_id", None) or uuid.uuid4().hex
-    container.limiter.check_tokens(principal.key_id)
+    container.limiter.check_tokens(principal.id)
     # Database work happens before the stream starts, so a database outage is a plain 503 JSON response.
     conversation_id, history = await run_in_threadpool(
         open_turn, container, principal, body.question, body.conversation_id

@@ -18,7 +18,7 @@ router = APIRouter(prefix="/api/v1", tags=["conversations"])
 @router.get("/conversations", summary="Your recent conversations")
 def list_conversations(request: Request, principal: Principal = Depends(require(Role.AGENT))) -> dict[str, Any]:
     with request.app.state.container.db.session() as s:
-        convs = repo.list_conversations(session=s, tenant_id=principal.tenant_id, api_key_id=principal.key_id)
+        convs = repo.list_conversations(session=s, tenant_id=principal.tenant_id, actor_id=principal.id)
         return {"conversations": [{"id": c.id, "title": c.title, "updated_at": c.updated_at} for c in convs]}
 
 
@@ -27,7 +27,9 @@ def get_conversation(
     conversation_id: str, request: Request, principal: Principal = Depends(require(Role.AGENT))
 ) -> dict[str, Any]:
     with request.app.state.container.db.session() as s:
-        conv = repo.get_conversation(session=s, tenant_id=principal.tenant_id, conversation_id=conversation_id)
+        conv = repo.get_conversation(
+            session=s, tenant_id=principal.tenant_id, conversation_id=conversation_id, actor_id=principal.id
+        )
         return {
             "id": conv.id,
             "title": conv.title,
@@ -60,7 +62,7 @@ def feedback(
             session=s,
             tenant_id=principal.tenant_id,
             message_id=body.message_id,
-            api_key_id=principal.key_id,
+            actor_id=principal.id,
             rating=body.rating,
             comment=body.comment,
         )

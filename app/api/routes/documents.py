@@ -78,7 +78,7 @@ async def upload(
             data=data,
             acl_groups=_split(acl_groups),
             tags=_split(tags),
-            api_key_id=principal.key_id,
+            actor=principal.actor,
         )
         doc = submitted.document
         results.append(
@@ -122,7 +122,7 @@ def delete_document(
     document_id: str, request: Request, principal: Principal = Depends(require(Role.EDITOR))
 ) -> Response:
     request.app.state.container.ingest.delete(
-        tenant_id=principal.tenant_id, document_id=document_id, api_key_id=principal.key_id
+        tenant_id=principal.tenant_id, document_id=document_id, actor=principal.actor
     )
     return Response(status_code=204)
 
@@ -130,6 +130,6 @@ def delete_document(
 @router.post("/{document_id}/reindex", status_code=202, summary="Parse and index the document again")
 def reindex(document_id: str, request: Request, principal: Principal = Depends(require(Role.EDITOR))) -> JSONResponse:
     doc = request.app.state.container.ingest.reindex(
-        tenant_id=principal.tenant_id, document_id=document_id, api_key_id=principal.key_id
+        tenant_id=principal.tenant_id, document_id=document_id, actor=principal.actor
     )
     return JSONResponse({"id": doc.id, "status": doc.status, "version": doc.version}, status_code=202)

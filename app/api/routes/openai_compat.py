@@ -96,7 +96,7 @@ async def chat_completions(
     body: ChatCompletionRequest, request: Request, principal: Principal = Depends(require(Role.AGENT))
 ) -> Any:
     container = request.app.state.container
-    container.limiter.check_tokens(principal.key_id)
+    container.limiter.check_tokens(principal.id)
     cid, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
     if body.stream:
 

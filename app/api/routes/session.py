@@ -1,0 +1,129 @@
+"""Browser login, logout, who-am-I and password change."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel, Field, model_validator
+
+from app.api.auth import (
+    SESSION_COOKIE,
+    SESSION_TTL_S,
+    Principal,
+    authenticate,
+    csrf_token,
+    login_with_password,
+    make_session_cookie,
+    require,
+)
+from app.core.db import repositories as repo
+from app.core.db.models import User, utcnow
+from app.core.errors import AppError, ErrorCode
+from app.core.passwords import MAX_LENGTH, hash_password, password_problem, verify_password
+from app.core.types import Role
+
+router = APIRouter(prefix="/api/v1/auth", tags=["session"])
+
+
+class SessionCreate(BaseModel):
+    """Either ``email`` and ``password`` (a user) or ``api_key`` (a key, for tools and kiosks)."""
+
+    email: str | None = Field(default=None, max_length=254)
+    password: str | None = Field(default=None, max_length=MAX_LENGTH)
+    api_key: str | None = Field(default=None, max_length=200)
+
+    @model_validator(mode="after")
+    def one_way(self) -> SessionCreate:
+        if self.api_key and (self.email or self.password):
+            raise ValueError("send either email and password, or api_key, not both")
+        if not self.api_key and not (self.email and self.password):
+            raise ValueError("send email and password, or api_key")
+        return self
+
+
+def session_body(principal: Principal, csrf: str) -> dict[str, Any]:
+    return {
+        "csrf_token": csrf,
+        "role": principal.role.value,
+        "tenant": principal.tenant_id,
+        "kind": principal.kind,
+        "name": principal.name,
+        "key_name": principal.name,
+    }
+
+
+def session_response(request: Request, principal: Principal) -> JSONResponse:
+    """The session body with a fresh httpOnly, SameSite=Strict session cookie (Secure outside local mode)."""
+    settings = request.app.state.container.settings
+    cookie = make_session_cookie(settings.secret_key, principal.kind, principal.id)
+    resp = JSONResponse(
+        session_body(principal, csrf_token(settings.secret_key, cookie)), headers={"Cache-Control": "no-store"}
+    )
+    resp.set_cookie(
+        SESSION_COOKIE,
+        cookie,
+        max_age=SESSION_TTL_S,
+        httponly=True,
+        samesite="strict",
+        secure=settings.environment != "local",
+        path="/",
+    )
+    return resp
+
+
+@router.post("/session", summary="Browser login with e-mail and password (or an API key); sets a session cookie")
+def login(body: SessionCreate, request: Request) -> JSONResponse:
+    container = request.app.state.container
+    if body.api_key:
+        with container.db.session() as s:
+            row = repo.get_api_key_by_secret(session=s, secret=body.api_key.strip())
+            if row is None:
+                raise AppError(ErrorCode.UNAUTHENTICATED, "invalid or revoked API key")
+            principal = Principal.from_key(row, via_cookie=True)
+            repo.audit(session=s, tenant_id=row.tenant_id, actor=principal.actor, action="session.login")
+    else:
+        principal = login_with_password(container.db, body.email or "", body.password or "")
+    return session_response(request, principal)
+
+
+@router.get("/me", summary="Who is logged in")
+def me(request: Request, principal: Principal = Depends(require(Role.AGENT))) -> dict[str, Any]:
+    cookie = request.cookies.get(SESSION_COOKIE, "")
+    csrf = csrf_token(request.app.state.container.settings.secret_key, cookie) if principal.via_cookie else ""
+    return session_body(principal, csrf)
+
+
+@router.delete("/session", status_code=204, summary="Log out")
+def logout(request: Request) -> Response:
+    authenticate(request)
+    resp = Response(status_code=204)
+    resp.delete_cookie(SESSION_COOKIE, path="/")
+    return resp
+
+
+class PasswordChange(BaseModel):
+    current_password: str = Field(min_length=1, max_length=MAX_LENGTH)
+    new_password: str = Field(min_length=1, max_length=MAX_LENGTH)
+
+
+@router.post("/password", summary="Change your own password (users only); ends your other sessions")
+def change_password(
+    body: PasswordChange, request: Request, principal: Principal = Depends(require(Role.AGENT))
+) -> JSONResponse:
+    if principal.kind != "user":
+        raise AppError(ErrorCode.FORBIDDEN, "API keys have no password: log in as a user")
+    problem = password_problem(body.new_password)
+    if problem:
+        raise AppError(ErrorCode.VALIDATION, problem, details={"field": "new_password"})
+    container = request.app.state.container
+    with container.db.session() as s:
+        user = s.get(User, principal.id)
+        if user is None or not verify_password(body.current_password, user.password_hash):
+            raise AppError(ErrorCode.UNAUTHENTICATED, "the current password is wrong")
+        user.password_hash = hash_password(body.new_password)
+        user.password_changed_at = utcnow()
+        repo.audit(session=s, tenant_id=user.tenant_id, actor=principal.actor, action="user.password_change")
+    # Sessions issued before the change are now refused; this browser gets a fresh one (and a new CSRF token).
+    return session_response(request, principal)
