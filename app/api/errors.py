@@ -7,6 +7,7 @@ import logging
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import DataError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.core.errors import AppError, ErrorCode
@@ -48,6 +49,15 @@ def install_error_handlers(app: FastAPI) -> None:
             for e in exc.errors()
         ]
         return error_response(AppError(ErrorCode.VALIDATION, "the request is not valid", details={"errors": errors}))
+
+    @app.exception_handler(DataError)
+    async def _data(_: Request, exc: DataError) -> JSONResponse:
+        # Values the database refuses to store, e.g. a NUL character in text on PostgreSQL: the sender's mistake.
+        log.info("database refused a value: %s", str(exc.orig).splitlines()[0] if exc.orig else exc)
+        reason = str(exc.orig).splitlines()[0] if exc.orig else "a value cannot be stored"
+        return error_response(
+            AppError(ErrorCode.VALIDATION, f"the request contains a value the database refuses: {reason}")
+        )
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:

@@ -241,3 +241,22 @@ def test_conversations_belong_to_whoever_started_them(users_api):
         headers={"X-CSRF-Token": r.json()["csrf_token"]},
     )
     assert follow_up.status_code == 404
+
+
+def test_nul_characters_are_a_client_error_on_postgresql(make_settings, pg_url):
+    """PostgreSQL refuses NUL in text; anything a user sends must get a JSON 4xx, never a 500."""
+    settings = make_settings(database={"url": pg_url}, api={"requests_per_minute": 0, "tokens_per_minute": 0})
+    container = fake_container(settings)
+    with container.db.session() as s:
+        _, key = repo.create_api_key(session=s, tenant_id="acme", name="k", role=Role.ADMIN)
+    admin = {"Authorization": f"Bearer {key}"}
+    with TestClient(create_app(settings, container=container, sweeper=False)) as client:
+        r = client.post(
+            "/api/v1/users", json={"email": "a\u0000b@acme.example", "password": PASSWORD, "name": "x"}, headers=admin
+        )
+        assert r.status_code == 422 and r.json()["error"]["code"] == "validation_error", r.text
+        r = client.post("/api/v1/auth/session", json={"email": "a\u0000@acme.example", "password": PASSWORD})
+        assert r.status_code == 422, r.text
+        assert client.get("/api/v1/documents?q=a%00b", headers=admin).status_code == 422
+        assert client.get("/api/v1/users", headers=admin).status_code == 200
+    container.db.dispose()
