@@ -97,7 +97,7 @@ def build_container(settings: Settings) -> Container:
     runtime = build_ingest_runtime(settings)
     db, embedder, indexes = runtime.db, runtime.embedder, runtime.indexes
     if getattr(llm, "embedder", False) is None:
-        llm.embedder = embedder
+        llm.embedder = embedder  # type: ignore[attr-defined]  # the extractive backend ranks sentences with it
     store = DbChunkStore(db)
     retriever = HybridRetriever(
         keyword=indexes.keyword,

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
@@ -33,7 +34,7 @@ from retrieval.protocols import Embedder, GraphIndex, KeywordIndex, VectorIndex
 log = logging.getLogger(__name__)
 
 
-class EntityExtractorLike:  # pragma: no cover - structural type only
+class EntityExtractorLike(Protocol):  # pragma: no cover - structural type only
     def extract(self, texts: Sequence[str]) -> list[list[str]]: ...
 
 

@@ -115,7 +115,7 @@ async def chat_completions(
 
         return StreamingResponse(stream(), media_type="text/event-stream", headers=SSE_HEADERS)
 
-    text, extra = "", {}
+    text, extra = "", dict[str, Any]()
     async for ev in _events(container, principal, body):
         text += _absorb(container, principal, ev.type, ev.to_dict(), extra)
     if "error" in extra:
