@@ -1,6 +1,7 @@
 import { useState } from "react";
 import { DOC_STATUSES, type DocumentSummary } from "../api/types";
 import { formatTime } from "../ui/format";
+import { Table } from "../ui/Table";
 
 interface Props {
   documents: DocumentSummary[];
@@ -35,41 +36,39 @@ export function DocumentTable({ documents, status, query, onFilter, onDelete, on
         <label htmlFor="doc-query">Search</label>
         <input id="doc-query" type="search" value={query} onChange={(e) => onFilter({ status, query: e.target.value })} />
       </form>
-      <table className="doc-table">
-        <thead>
-          <tr>
-            <th scope="col">Title</th>
-            <th scope="col">Type</th>
-            <th scope="col">Status</th>
-            <th scope="col">Version</th>
-            <th scope="col">Chunks</th>
-            <th scope="col">Size</th>
-            <th scope="col">Updated</th>
-            <th scope="col">
-              <span className="visually-hidden">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {documents.map((d) => (
-            <tr key={d.id}>
-              <td>
-                {d.title || d.filename}
-                {d.title && d.title !== d.filename && <div className="muted">{d.filename}</div>}
-              </td>
-              <td>{d.doc_type}</td>
-              <td>
-                <span className="status" data-status={d.status}>
-                  {d.status}
-                </span>
-                {d.status === "failed" && d.failure_reason && <div className="error">{d.failure_reason}</div>}
-              </td>
-              <td>{d.version}</td>
-              <td>{d.chunk_count}</td>
-              <td>{formatBytes(d.size_bytes)}</td>
-              <td>{formatTime(d.updated_at)}</td>
-              <td>
-                <div className="actions">
+      <Table
+        label="Documents"
+        className="doc-table"
+        columns={[
+          "Title",
+          "Type",
+          "Status",
+          "Version",
+          "Chunks",
+          "Size",
+          "Updated",
+          <span className="visually-hidden">Actions</span>,
+        ]}
+      >
+        {documents.map((d) => (
+          <tr key={d.id}>
+            <td className="wrap">
+              {d.title || d.filename}
+              {d.title && d.title !== d.filename && <div className="muted">{d.filename}</div>}
+            </td>
+            <td>{d.doc_type}</td>
+            <td>
+              <span className="status" data-status={d.status}>
+                {d.status}
+              </span>
+              {d.status === "failed" && d.failure_reason && <div className="error">{d.failure_reason}</div>}
+            </td>
+            <td>{d.version}</td>
+            <td>{d.chunk_count}</td>
+            <td>{formatBytes(d.size_bytes)}</td>
+            <td>{formatTime(d.updated_at)}</td>
+            <td>
+              <div className="actions">
                 {d.status === "failed" && (
                   <button type="button" onClick={() => onRetry(d.id)} aria-label={`Retry ${d.filename}`}>
                     Retry
@@ -96,12 +95,11 @@ export function DocumentTable({ documents, status, query, onFilter, onDelete, on
                     Delete
                   </button>
                 )}
-                </div>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+              </div>
+            </td>
+          </tr>
+        ))}
+      </Table>
       {documents.length === 0 && <p className="muted">No documents match.</p>}
     </section>
   );
