@@ -46,8 +46,11 @@ def _init_worker(**_: Any) -> None:
 
 @worker_process_shutdown.connect
 def _close_worker(**_: Any) -> None:
+    from app.core.tracing import shutdown_tracing
+
     if _runtime is not None:
         _runtime.close()
+    shutdown_tracing()  # a pool child leaves by os._exit: atexit would never export the last batch of spans
 
 
 @shared_task(name=TaskName.INGEST_DOCUMENT.value, acks_late=True, reject_on_worker_lost=True)

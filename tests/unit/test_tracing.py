@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -51,4 +53,5 @@ def test_job_continues_the_upload_trace(make_settings):
     assert spans["kbqa.ingest"].context.trace_id == trace_id
     assert spans["kbqa.ingest.parsing"].context.trace_id == trace_id
     assert spans["kbqa.ingest"].parent.span_id == request_span.get_span_context().span_id
+    assert spans["kbqa.ingest"].resource.attributes["process.pid"] == os.getpid()  # tells pool children apart
     db.dispose()
