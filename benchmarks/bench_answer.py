@@ -24,14 +24,7 @@ from typing import Any
 from app.core.settings import GenerationSettings
 from app.core.types import SearchFilter
 from app.generation.backends import ExtractiveBackend, OpenAICompatBackend, build_llm
-from app.generation.evaldata import (
-    MemoryHybridRetriever,
-    MiniLMEmbedder,
-    cached_vectors,
-    load_squad,
-    split_articles,
-    squad_chunks,
-)
+from app.generation.evaldata import squad_eval
 from app.generation.events import Citations, Done, Sources, Token
 from app.generation.pipeline import AnswerPipeline
 
@@ -116,14 +109,8 @@ async def main() -> None:
     ap.add_argument("--cache", default=str(Path(tempfile.gettempdir()) / "kbqa-bench-squad-minilm.npz"))
     args = ap.parse_args()
 
-    paras, questions = load_squad()
-    indexed, held_out = split_articles(paras)
-    rng = random.Random(args.seed)
-    pos_q = rng.sample([q for q in questions if q["article"] in indexed], args.n)
-    neg_q = rng.sample([q for q in questions if q["article"] in held_out], args.n)
-    embedder = MiniLMEmbedder()
-    chunks = squad_chunks(paras, indexed)
-    retriever = MemoryHybridRetriever(chunks, embedder, cached_vectors(embedder, chunks, Path(args.cache)))
+    ev = squad_eval(per_class=args.n, rng=random.Random(args.seed), cache=Path(args.cache))
+    embedder, retriever, pos_q, neg_q = ev.embedder, ev.retriever, ev.answerable, ev.unanswerable
     fallback = ExtractiveBackend(embedder)
     llms: dict[str, Any] = {}
     for name in args.backends.split(","):

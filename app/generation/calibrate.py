@@ -17,14 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from app.generation.answerability import features
-from app.generation.evaldata import (
-    MemoryHybridRetriever,
-    MiniLMEmbedder,
-    cached_vectors,
-    load_squad,
-    split_articles,
-    squad_chunks,
-)
+from app.generation.evaldata import squad_eval
 
 
 def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-2, iters: int = 50) -> np.ndarray:
@@ -66,15 +59,9 @@ def main() -> None:
     ap.add_argument("--cache", default=str(Path(tempfile.gettempdir()) / "kbqa-bench-squad-minilm.npz"),
                     help="embedding cache shared with benchmarks/bench_answer.py ('' disables it)")
     args = ap.parse_args()
-    paras, questions = load_squad()
-    indexed, held_out = split_articles(paras)
     rng = random.Random(args.seed)
-    pos = rng.sample([q for q in questions if q["article"] in indexed], args.per_class)
-    neg = rng.sample([q for q in questions if q["article"] in held_out], args.per_class)
-    embedder = MiniLMEmbedder()
-    chunks = squad_chunks(paras, indexed)
-    vectors = cached_vectors(embedder, chunks, Path(args.cache) if args.cache else None)
-    retriever = MemoryHybridRetriever(chunks, embedder, vectors)
+    ev = squad_eval(per_class=args.per_class, rng=rng, cache=Path(args.cache) if args.cache else None)
+    embedder, retriever, pos, neg = ev.embedder, ev.retriever, ev.answerable, ev.unanswerable
     qs = pos + neg
     y = np.array([1] * len(pos) + [0] * len(neg), dtype=np.float64)
     qvecs = embedder.embed_documents([q["text"] for q in qs])
@@ -90,7 +77,7 @@ def main() -> None:
         print(f"{name}_MODEL = {tuple(round(float(v), 3) for v in w)}")
         print(f"{name}_THRESHOLD = {t}")
         print(f"# held-out ({len(test)} questions): {refusal_metrics(p[test], y[test], t)}")
-    print(f"# indexed articles {len(indexed)}, chunks {len(retriever.chunks)}, questions {len(pos)}+{len(neg)}, "
+    print(f"# indexed articles {len(ev.indexed)}, chunks {len(retriever.chunks)}, questions {len(pos)}+{len(neg)}, "
           f"seed {args.seed}")
 
 

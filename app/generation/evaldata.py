@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 import math
 import os
+import random
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,10 +44,15 @@ def load_squad() -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
     questions = []
     for line in (d / "answers.jsonl").open():
         row = json.loads(line)
-        questions.append({
-            "id": row["_id"], "text": texts[row["_id"]], "answers": row["answers"], "gold_doc": row["gold_doc"],
-            "article": paras[row["gold_doc"]]["article"],
-        })
+        questions.append(
+            {
+                "id": row["_id"],
+                "text": texts[row["_id"]],
+                "answers": row["answers"],
+                "gold_doc": row["gold_doc"],
+                "article": paras[row["gold_doc"]]["article"],
+            }
+        )
     return paras, questions
 
 
@@ -79,9 +86,7 @@ class MemoryHybridRetriever:
     """BM25 (k1=1.2, b=0.75) + dense cosine over a fixed list of chunks, fused with RRF (k=60). Without an embedder
     it is BM25 only (results then carry no ``vector`` score)."""
 
-    def __init__(
-        self, chunks: Sequence[ChunkRecord], embedder: Any | None, vectors: np.ndarray | None = None
-    ) -> None:
+    def __init__(self, chunks: Sequence[ChunkRecord], embedder: Any | None, vectors: np.ndarray | None = None) -> None:
         self.chunks = list(chunks)
         self.embedder = embedder
         if vectors is None and embedder is not None:
@@ -128,9 +133,17 @@ class MemoryHybridRetriever:
 
 def squad_chunks(paras: dict[str, dict[str, Any]], articles: set[str], tenant: str = "t") -> list[ChunkRecord]:
     return [
-        ChunkRecord(id=pid, tenant_id=tenant, document_id=p["article"], document_version=1, title=p["title"],
-                    text=p["text"], section_path=(p["title"],))
-        for pid, p in paras.items() if p["article"] in articles
+        ChunkRecord(
+            id=pid,
+            tenant_id=tenant,
+            document_id=p["article"],
+            document_version=1,
+            title=p["title"],
+            text=p["text"],
+            section_path=(p["title"],),
+        )
+        for pid, p in paras.items()
+        if p["article"] in articles
     ]
 
 
@@ -152,3 +165,26 @@ def cached_vectors(embedder: Any, chunks: Sequence[ChunkRecord], path: Path | No
         path.parent.mkdir(parents=True, exist_ok=True)
         np.savez(path, ids=ids, vectors=vectors, model=np.array(embedder.model_name))
     return vectors
+
+
+@dataclass
+class SquadEval:
+    """The SQuAD set-up shared by calibration and the answer benchmark: the even articles indexed in a memory
+    retriever, ``answerable`` questions sampled from them and ``unanswerable`` ones from the held-out articles."""
+
+    embedder: MiniLMEmbedder
+    retriever: MemoryHybridRetriever
+    answerable: list[dict[str, Any]]
+    unanswerable: list[dict[str, Any]]
+    indexed: set[str]
+
+
+def squad_eval(*, per_class: int, rng: random.Random, cache: Path | None) -> SquadEval:
+    paras, questions = load_squad()
+    indexed, held_out = split_articles(paras)
+    answerable = rng.sample([q for q in questions if q["article"] in indexed], per_class)
+    unanswerable = rng.sample([q for q in questions if q["article"] in held_out], per_class)
+    embedder = MiniLMEmbedder()
+    chunks = squad_chunks(paras, indexed)
+    retriever = MemoryHybridRetriever(chunks, embedder, cached_vectors(embedder, chunks, cache))
+    return SquadEval(embedder, retriever, answerable, unanswerable, indexed)
