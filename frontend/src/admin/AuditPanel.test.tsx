@@ -36,14 +36,16 @@ function fakeAuditApi() {
   });
 }
 
-const rows = () => screen.getAllByRole("row").slice(1); // minus the header row
+// Plain DOM queries: role queries over 120 rows are slow in jsdom.
+const rows = () => Array.from(document.querySelectorAll<HTMLTableRowElement>(".audit-table tbody tr"));
+const actionOf = (row: HTMLTableRowElement) => row.cells[2].textContent;
 
 describe("AuditPanel", () => {
   it("shows time, actor, action, target and a detail summary", async () => {
     fakeAuditApi();
     render(<AuditPanel />);
     expect(screen.getByRole("heading", { name: "Audit log" })).toBeInTheDocument();
-    const first = (await screen.findByRole("cell", { name: "doc-120" })).closest("tr")!;
+    const first = (await screen.findByText("doc-120")).closest("tr")!;
     expect(within(first).getByText("ingest bot")).toBeInTheDocument();
     expect(within(first).getByText("(API key)")).toBeInTheDocument();
     expect(within(first).getByText("ask")).toBeInTheDocument();
@@ -55,13 +57,13 @@ describe("AuditPanel", () => {
     const { calls } = fakeAuditApi();
     const user = userEvent.setup();
     render(<AuditPanel />);
-    await screen.findByRole("cell", { name: "doc-120" });
+    await screen.findByText("doc-120");
     await user.click(screen.getByRole("button", { name: "Load more" }));
     await waitFor(() => expect(rows()).toHaveLength(100));
     expect(calls.at(-1)!.url).toBe("/api/v1/audit?limit=50&before=71");
     await user.click(screen.getByRole("button", { name: "Load more" }));
     await waitFor(() => expect(rows()).toHaveLength(120));
-    expect(screen.getByRole("cell", { name: "doc-1" })).toBeInTheDocument();
+    expect(rows().at(-1)!.cells[3].textContent).toBe("doc-1");
     expect(screen.queryByRole("button", { name: "Load more" })).toBeNull();
   });
 
@@ -69,17 +71,17 @@ describe("AuditPanel", () => {
     const { calls } = fakeAuditApi();
     const user = userEvent.setup();
     render(<AuditPanel />);
-    await screen.findByRole("cell", { name: "doc-120" });
+    await screen.findByText("doc-120");
     await user.selectOptions(screen.getByLabelText("Action"), "document.");
-    await waitFor(() => expect(screen.queryByRole("cell", { name: "doc-120" })).toBeNull());
+    await waitFor(() => expect(screen.queryByText("doc-120")).toBeNull());
     expect(calls.at(-1)!.url).toBe("/api/v1/audit?action=document.&limit=50");
     expect(rows()).toHaveLength(48); // 2 of every 5 events
-    for (const row of rows()) expect(within(row).getByText(/^document\./)).toBeInTheDocument();
+    expect(rows().every((r) => actionOf(r)!.startsWith("document."))).toBe(true);
     expect(screen.queryByRole("button", { name: "Load more" })).toBeNull();
 
     await user.selectOptions(screen.getByLabelText("Action"), "session.login_failed");
     await waitFor(() => expect(rows()).toHaveLength(24));
-    expect(screen.getAllByText("session.login_failed")).toHaveLength(24);
+    expect(rows().every((r) => actionOf(r) === "session.login_failed")).toBe(true);
   });
 
   it("shortens long details and keeps the full JSON in the tooltip", () => {

@@ -44,7 +44,7 @@ export function LoginPage({ onLogin }: { onLogin: (s: Session) => void }) {
   return (
     <main className="login">
       <h1>kbqa</h1>
-      <form onSubmit={submit} aria-label={mode === "password" ? "Sign in" : "Sign in with an API key"}>
+      <form onSubmit={submit}>
         {mode === "password" ? (
           <>
             <label htmlFor="login-email">Email</label>
