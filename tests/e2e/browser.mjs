@@ -1,11 +1,16 @@
 // Browser end-to-end check of the kbqa web app, driven by Playwright (playwright-core) in the system Chromium.
 //
+//   BASE_URL=http://127.0.0.1:8000 EMAIL=<user> PASSWORD=<password> node tests/e2e/browser.mjs
 //   BASE_URL=http://127.0.0.1:8000 API_KEY=<editor-or-admin key> node tests/e2e/browser.mjs
 //
-// Signs in, uploads a small Markdown file, waits until it is indexed, asks a question about it, opens a citation,
-// gives feedback, and saves screenshots to tests/e2e/artifacts/. Exits non-zero on any failed step and on any
-// console error or uncaught page error. Optional env: CHROMIUM (default /usr/bin/chromium), INDEX_TIMEOUT_MS
-// (default 180000), ANSWER_TIMEOUT_MS (default 120000), HEADED=1.
+// Signs in (with EMAIL and PASSWORD when both are set, otherwise with API_KEY; the account needs the editor or admin
+// role), uploads a small Markdown file, waits until it is indexed, asks a question about it, opens a citation, gives
+// feedback; as an admin, checks the Admin page (users, audit log with the upload). Then checks that chat and the
+// upload portal (and Admin) fit 1366x768 and 1024x768 without sideways scrolling. With OTHER_EMAIL and
+// OTHER_PASSWORD (a user of another tenant) it signs in again as that user, who must see neither the conversation
+// nor the document. Screenshots go to tests/e2e/artifacts/. Exits non-zero on any failed step and on any console
+// error or uncaught page error. Optional env: CHROMIUM (default /usr/bin/chromium), INDEX_TIMEOUT_MS (default
+// 180000), ANSWER_TIMEOUT_MS (default 120000), HEADED=1.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
@@ -26,6 +31,14 @@ async function loadChromium() {
 
 const BASE_URL = (process.env.BASE_URL ?? "http://127.0.0.1:8000").replace(/\/$/, "");
 const API_KEY = process.env.API_KEY;
+const EMAIL = process.env.EMAIL;
+const PASSWORD = process.env.PASSWORD;
+const OTHER_EMAIL = process.env.OTHER_EMAIL;
+const OTHER_PASSWORD = process.env.OTHER_PASSWORD;
+const VIEWPORTS = [
+  { width: 1366, height: 768 },
+  { width: 1024, height: 768 },
+];
 const INDEX_TIMEOUT_MS = Number(process.env.INDEX_TIMEOUT_MS ?? 180_000);
 const ANSWER_TIMEOUT_MS = Number(process.env.ANSWER_TIMEOUT_MS ?? 120_000);
 const RUN_ID = Date.now().toString(36);
@@ -50,25 +63,49 @@ function log(msg) {
   console.log(`[e2e] ${msg}`);
 }
 
+/** Fails when the page is wider than the window, i.e. the reader would have to scroll sideways. */
+async function assertNoSidewaysScroll(page, name) {
+  const { scrollWidth, innerWidth } = await page.evaluate(() => ({
+    scrollWidth: document.documentElement.scrollWidth,
+    innerWidth: window.innerWidth,
+  }));
+  if (scrollWidth > innerWidth) throw new Error(`${name}: the page scrolls sideways (scrollWidth ${scrollWidth} > innerWidth ${innerWidth})`);
+}
+
 async function shot(page, name) {
   const path = join(ARTIFACTS, `${name}.png`);
   await page.screenshot({ path, fullPage: true });
   log(`screenshot ${path}`);
+  await assertNoSidewaysScroll(page, name);
+}
+
+/** Signs in with email and password when given, else with the API key; returns the main navigation. */
+async function signIn(page, credentials, screenshot) {
+  if (credentials.email) {
+    await page.getByLabel("Email", { exact: true }).fill(credentials.email);
+    await page.getByLabel("Password", { exact: true }).fill(credentials.password);
+  } else {
+    await page.getByRole("button", { name: "Sign in with an API key" }).click();
+    await page.getByLabel("API key").fill(credentials.apiKey);
+  }
+  if (screenshot) await shot(page, screenshot);
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
+  const nav = page.getByRole("navigation", { name: "Main" });
+  await nav.or(page.getByRole("alert")).first().waitFor();
+  if (!(await nav.isVisible())) throw new Error(`sign-in refused: ${await page.getByRole("alert").first().textContent()}`);
+  return nav;
 }
 
 async function run(page) {
   step = "login";
   await page.goto(BASE_URL + "/", { waitUntil: "networkidle" });
-  await page.getByLabel("API key").fill(API_KEY);
-  await shot(page, "01-login");
-  await page.getByRole("button", { name: "Sign in" }).click();
-  const nav = page.getByRole("navigation", { name: "Main" });
-  await nav.or(page.getByRole("alert")).first().waitFor();
-  if (!(await nav.isVisible())) throw new Error(`sign-in refused: ${await page.getByRole("alert").first().textContent()}`);
+  const usePassword = Boolean(EMAIL && PASSWORD);
+  await signIn(page, usePassword ? { email: EMAIL, password: PASSWORD } : { apiKey: API_KEY }, "01-login");
+  log(`signed in with ${usePassword ? `email ${EMAIL}` : "an API key"} as ${await page.locator(".who").textContent()}`);
 
   step = "upload";
   const documentsTab = page.getByRole("button", { name: "Documents", exact: true });
-  if ((await documentsTab.count()) === 0) throw new Error("the Documents page is missing: API_KEY needs the editor or admin role");
+  if ((await documentsTab.count()) === 0) throw new Error("the Documents page is missing: the account needs the editor or admin role");
   await documentsTab.click();
   await page.locator("#file-input").setInputFiles({ name: FILENAME, mimeType: "text/markdown", buffer: Buffer.from(DOCUMENT) });
   const item = page.getByRole("listitem", { name: FILENAME });
@@ -126,16 +163,80 @@ async function run(page) {
   if (await adminTab.count()) {
     step = "admin";
     await adminTab.click();
-    await page.getByRole("heading", { name: "API keys" }).waitFor();
-    await page.getByRole("heading", { name: "Usage" }).waitFor();
-    await page.waitForLoadState("networkidle");
+    for (const heading of ["Users and roles", "API keys", "Usage", "Audit log"]) {
+      await page.getByRole("heading", { name: heading, exact: true }).waitFor();
+    }
+    step = "audit log shows the upload";
+    await page.getByLabel("Action", { exact: true }).selectOption("document.");
+    const uploadRow = page.getByRole("row").filter({ has: page.getByText("document.upload", { exact: true }) });
+    await uploadRow.first().waitFor({ timeout: 10_000 });
+    const mentionsFile = await uploadRow.filter({ hasText: FILENAME }).count();
+    log(`audit log: ${await uploadRow.count()} document.upload row(s)${mentionsFile ? `, one naming ${FILENAME}` : ""}`);
+    await page.getByLabel("Action", { exact: true }).selectOption("");
+    await page.getByRole("region", { name: "Audit events" }).getByText("document.upload", { exact: true }).first().waitFor();
     await shot(page, "07-admin");
+  }
+
+  for (const viewport of VIEWPORTS) {
+    step = `layout at ${viewport.width}x${viewport.height}`;
+    await page.setViewportSize(viewport);
+    await page.getByRole("button", { name: "Chat", exact: true }).click();
+    // reopen the conversation and its citation: the widest chat layout
+    await page.getByRole("navigation", { name: "Conversations" }).getByRole("button", { name: QUESTION }).first().click();
+    const reopened = page.locator("article.turn").last();
+    await reopened.locator(".answer-text").waitFor();
+    const cite = reopened.getByRole("button", { name: /^Citation \d+/ }).first();
+    if (await cite.count()) {
+      await cite.click();
+      await page.getByRole("complementary", { name: "Cited passage" }).locator("blockquote.passage").waitFor({ timeout: 15_000 });
+    }
+    await shot(page, `chat-${viewport.width}`);
+    await page.getByRole("button", { name: "Documents", exact: true }).click();
+    await page.getByRole("cell", { name: /Zephyr/ }).first().waitFor(); // the document list has loaded
+    await shot(page, `portal-${viewport.width}`);
+    if (await adminTab.count()) {
+      await adminTab.click();
+      await page.getByRole("region", { name: "Audit events" }).getByText("document.upload", { exact: true }).first().waitFor();
+      await shot(page, `admin-${viewport.width}`);
+    }
+  }
+  await page.setViewportSize({ width: 1280, height: 800 });
+
+  if (OTHER_EMAIL && OTHER_PASSWORD) {
+    step = "other tenant";
+    await page.getByRole("button", { name: "Sign out" }).click();
+    const listed = page.waitForResponse((r) => r.url().endsWith("/api/v1/conversations") && r.request().method() === "GET");
+    await signIn(page, { email: OTHER_EMAIL, password: OTHER_PASSWORD });
+    const conversations = page.getByRole("navigation", { name: "Conversations" });
+    await conversations.waitFor();
+    await listed;
+    await page.waitForTimeout(100); // let the list render
+    if (await conversations.getByRole("button", { name: QUESTION }).count()) throw new Error("the other tenant sees the first tenant's conversation");
+    const documentsTab = page.getByRole("button", { name: "Documents", exact: true });
+    if (await documentsTab.count()) {
+      await documentsTab.click();
+      const searched = page.waitForResponse((r) => r.url().includes("/api/v1/documents?") && r.url().includes("q=Zephyr"));
+      await page.getByLabel("Search").fill("Zephyr");
+      await searched;
+      await page.waitForTimeout(100); // let the table render
+      if (await page.getByRole("cell", { name: /Zephyr/ }).count()) throw new Error("the other tenant sees the first tenant's document");
+      await page.getByRole("button", { name: "Chat", exact: true }).click();
+    }
+    await page.getByLabel("Question").fill(QUESTION);
+    await page.getByLabel("Question").press("Enter");
+    const otherTurn = page.locator("article.turn").first();
+    await page.locator('article.turn[aria-busy="false"]').first().waitFor({ timeout: ANSWER_TIMEOUT_MS });
+    const otherAnswer = (await otherTurn.textContent()) ?? "";
+    await shot(page, "08-other-tenant");
+    if (otherAnswer.includes(RUN_ID)) throw new Error("the other tenant's answer quotes the first tenant's document");
+    if (await otherTurn.getByRole("button", { name: /Zephyr Widget Maintenance/ }).count()) throw new Error("the other tenant's answer cites the first tenant's document");
+    log(`other tenant's answer: ${otherAnswer.slice(0, 200)}`);
   }
 }
 
 async function main() {
-  if (!API_KEY) {
-    console.error("[e2e] set API_KEY (an editor or admin key) and BASE_URL");
+  if (!API_KEY && !(EMAIL && PASSWORD)) {
+    console.error("[e2e] set EMAIL and PASSWORD (an editor or admin user), or API_KEY (an editor or admin key), and BASE_URL");
     return 2;
   }
   mkdirSync(ARTIFACTS, { recursive: true });

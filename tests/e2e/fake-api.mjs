@@ -1,6 +1,8 @@
 // FakeApi: an in-memory stand-in for the kbqa HTTP API (contract v1) that also serves the built web app.
 // For exercising browser.mjs and the frontend without the Python stack; not a reference implementation.
 //   node tests/e2e/fake-api.mjs            (PORT=4173, DIST=frontend/dist, FAKE_API_KEY=kbqa_fake_admin)
+// Users (password "fake password 123"): admin@fake.example (admin, tenant default) and agent@other.example
+// (agent, tenant other, sees none of the default tenant's documents or conversations).
 import { randomUUID } from "node:crypto";
 import { createReadStream, existsSync, statSync } from "node:fs";
 import { createServer } from "node:http";
@@ -14,12 +16,35 @@ const API_KEY = process.env.FAKE_API_KEY ?? "kbqa_fake_admin";
 const STAGES = ["parsing", "chunking", "embedding", "indexing"];
 const STAGE_MS = 300;
 
-const sessions = new Map(); // cookie -> csrf
-const docs = new Map();
+const PASSWORD = process.env.FAKE_PASSWORD ?? "fake password 123";
+const MIN_PASSWORD = 10;
+const MAX_FAILED_LOGINS = 5;
+
+const sessions = new Map(); // cookie -> { csrf, principal }
+const docs = new Map(); // each with a tenant
 const chunks = new Map();
 const conversations = new Map();
 const feedback = [];
-const keys = [{ id: "k1", name: "fake-admin", role: "admin", prefix: "kbqa_fak", created_at: new Date().toISOString(), last_used_at: null, revoked: false }];
+const now = () => new Date().toISOString();
+const keys = [{ id: "k1", name: "fake-admin", role: "admin", prefix: "kbqa_fak", created_at: now(), last_used_at: null, revoked: false, tenant: "default" }];
+const users = [
+  { id: "u1", email: "admin@fake.example", name: "Fake Admin", role: "admin", acl_groups: [], created_at: now(), last_login_at: null, disabled: false, tenant: "default", password: PASSWORD },
+  { id: "u2", email: "agent@other.example", name: "Other Agent", role: "agent", acl_groups: [], created_at: now(), last_login_at: null, disabled: false, tenant: "other", password: PASSWORD },
+];
+const failedLogins = new Map(); // email -> count
+const audit = []; // newest last
+const usage = new Map(); // `${kind}:${id}:${day}` -> row
+
+function record(principal, action, target, detail = {}) {
+  audit.push({
+    id: audit.length + 1, created_at: now(), tenant: principal?.tenant ?? "default",
+    actor_kind: principal?.kind ?? "system", actor_id: principal?.id ?? null, actor_name: principal?.name ?? "anonymous",
+    action, target, detail,
+  });
+}
+
+const userView = ({ password: _p, tenant: _t, ...u }) => u;
+const sessionView = (s) => ({ csrf_token: s.csrf, role: s.principal.role, tenant: s.principal.tenant, kind: s.principal.kind, name: s.principal.name, key_name: s.principal.name });
 
 const send = (res, status, body, headers = {}) => {
   res.writeHead(status, { "Content-Type": "application/json", ...headers });
@@ -72,7 +97,7 @@ function docView(d, withStages = false) {
   return out;
 }
 
-function upload(buf, req, res) {
+function upload(principal, buf, req, res) {
   const files = parseMultipart(buf, req.headers["content-type"]).filter((p) => p.name === "files" && p.filename);
   if (files.length === 0) return fail(res, 422, "validation_error", "no files");
   const out = files.map((f) => {
@@ -80,20 +105,25 @@ function upload(buf, req, res) {
     const id = randomUUID();
     const title = /^# (.+)$/m.exec(text)?.[1] ?? f.filename;
     const section = /^## (.+)$/m.exec(text)?.[1];
-    docs.set(id, { id, filename: f.filename, title, version: 1, size: f.value.length, startedAt: Date.now(), failOnce: f.filename.includes("fail") });
+    docs.set(id, { id, tenant: principal.tenant, filename: f.filename, title, version: 1, size: f.value.length, startedAt: Date.now(), failOnce: f.filename.includes("fail") });
+    record(principal, "document.upload", id, { filename: f.filename, bytes: f.value.length });
     chunks.set(`${id}-c1`, { chunk_id: `${id}-c1`, document_id: id, title, section_path: section ? [title, section] : [title], page_start: null, page_end: null, text });
     return { id, filename: f.filename, status: "queued", duplicate: false };
   });
   send(res, 202, { documents: out });
 }
 
-async function ask(body, res) {
+async function ask(principal, body, res) {
   const { question, conversation_id } = JSON.parse(body.toString() || "{}");
   const convId = conversation_id ?? randomUUID();
-  const conv = conversations.get(convId) ?? { id: convId, title: question.slice(0, 60), messages: [] };
+  const conv = conversations.get(convId) ?? { id: convId, tenant: principal.tenant, title: question.slice(0, 60), messages: [] };
   conversations.set(convId, conv);
   const messageId = randomUUID();
-  const chunk = [...chunks.values()].at(-1);
+  const chunk = [...chunks.values()].filter((c) => docs.get(c.document_id)?.tenant === principal.tenant).at(-1);
+  record(principal, "ask", convId, { question: question.slice(0, 200) });
+  const day = now().slice(0, 10);
+  const row = usage.get(`${principal.kind}:${principal.id}:${day}`) ?? { actor_kind: principal.kind, actor_id: principal.id, actor_name: principal.name, day, requests: 0, prompt_tokens: 0, completion_tokens: 0, tenant: principal.tenant };
+  usage.set(`${principal.kind}:${principal.id}:${day}`, Object.assign(row, { requests: row.requests + 1, prompt_tokens: row.prompt_tokens + 100, completion_tokens: row.completion_tokens + 20 }));
   res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" });
   const ev = (type, data) => res.write(`event: ${type}\ndata: ${JSON.stringify(data)}\n\n`);
   const pause = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -116,60 +146,146 @@ async function ask(body, res) {
   if (citations.length) ev("citations", { citations });
   ev("done", { usage: { prompt_tokens: 100, completion_tokens: 20 }, timings_ms: { total: 200 }, refused: !chunk, degraded: false, answer });
   res.end();
-  const now = new Date().toISOString();
-  conv.messages.push({ id: randomUUID(), role: "user", content: question, created_at: now });
-  conv.messages.push({ id: messageId, role: "assistant", content: answer, citations, created_at: now });
-  conv.updated_at = now;
+  const at = now();
+  conv.messages.push({ id: randomUUID(), role: "user", content: question, created_at: at });
+  conv.messages.push({ id: messageId, role: "assistant", content: answer, citations, created_at: at });
+  conv.updated_at = at;
 }
 
 function cookieOf(req) {
   return /(?:^|;\s*)kbqa_session=([^;]+)/.exec(req.headers.cookie ?? "")?.[1];
 }
 
+function openSession(res, principal) {
+  const cookie = randomUUID();
+  const session = { csrf: randomUUID(), principal };
+  sessions.set(cookie, session);
+  return send(res, 200, sessionView(session), { "Set-Cookie": `kbqa_session=${cookie}; HttpOnly; SameSite=Strict; Path=/` });
+}
+
+function login(body, res) {
+  const creds = JSON.parse(body.toString() || "{}");
+  if (creds.api_key !== undefined) {
+    if (creds.api_key !== API_KEY) return record(null, "session.login_failed", "api_key", {}), fail(res, 401, "unauthenticated", "invalid or revoked API key");
+    const principal = { kind: "key", id: "k1", name: "fake-admin", role: "admin", tenant: "default" };
+    record(principal, "session.login", "k1", { method: "api_key" });
+    return openSession(res, principal);
+  }
+  const email = String(creds.email ?? "").trim().toLowerCase();
+  if ((failedLogins.get(email) ?? 0) >= MAX_FAILED_LOGINS) {
+    res.setHeader("Retry-After", "60");
+    return fail(res, 429, "rate_limited", "too many failed sign-in attempts");
+  }
+  const user = users.find((u) => u.email === email);
+  if (!user || user.disabled || user.password !== creds.password) {
+    failedLogins.set(email, (failedLogins.get(email) ?? 0) + 1);
+    record(null, "session.login_failed", email, {});
+    return fail(res, 401, "unauthenticated", "invalid email or password");
+  }
+  failedLogins.delete(email);
+  user.last_login_at = now();
+  const principal = { kind: "user", id: user.id, name: user.name, role: user.role, tenant: user.tenant };
+  record(principal, "session.login", user.id, { method: "password" });
+  return openSession(res, principal);
+}
+
+function usersApi(principal, method, path, body, res) {
+  const mine = users.filter((u) => u.tenant === principal.tenant);
+  if (method === "GET" && path === "/users") return send(res, 200, { users: mine.map(userView) });
+  const input = JSON.parse(body.toString() || "{}");
+  if (input.password !== undefined && String(input.password).length < MIN_PASSWORD) return fail(res, 422, "validation_error", `password: at least ${MIN_PASSWORD} characters`);
+  if (method === "POST" && path === "/users") {
+    if (!/^[^@\s]+@[^@\s]+$/.test(input.email ?? "")) return fail(res, 422, "validation_error", "email: not a valid address");
+    const email = input.email.trim().toLowerCase();
+    if (users.some((u) => u.email === email)) return fail(res, 409, "conflict", `a user with email ${email} already exists`);
+    const user = { id: randomUUID(), email, name: input.name, role: input.role, acl_groups: input.acl_groups ?? [], created_at: now(), last_login_at: null, disabled: false, tenant: principal.tenant, password: input.password };
+    users.push(user);
+    record(principal, "user.create", user.id, { email, role: user.role });
+    return send(res, 201, userView(user));
+  }
+  const m = /^\/users\/([^/]+)$/.exec(path);
+  const user = m && mine.find((u) => u.id === m[1]);
+  if (!user || method !== "PATCH") return fail(res, 404, "not_found", "no such user");
+  if (user.id === principal.id && ((input.role && input.role !== "admin") || input.disabled)) return fail(res, 409, "conflict", "an admin cannot demote or disable themselves");
+  for (const f of ["name", "role", "acl_groups", "disabled", "password"]) if (input[f] !== undefined) user[f] = input[f];
+  record(principal, "user.update", user.id, Object.fromEntries(Object.keys(input).map((k) => [k, k === "password" ? "(changed)" : input[k]])));
+  return send(res, 200, userView(user));
+}
+
+function auditApi(principal, url, res) {
+  const q = new URL(url, "http://x").searchParams;
+  const limit = Math.min(200, Number(q.get("limit") ?? 50));
+  const before = q.get("before") ? Number(q.get("before")) : Infinity;
+  const matching = audit
+    .filter((e) => e.tenant === principal.tenant && e.id < before && e.action.startsWith(q.get("action") ?? "") && (!q.get("actor") || e.actor_id === q.get("actor")))
+    .reverse();
+  const page = matching.slice(0, limit).map(({ tenant: _t, ...e }) => e);
+  return send(res, 200, { events: page, next_before: matching.length > limit ? page.at(-1).id : null });
+}
+
 async function api(req, res, path) {
   const method = req.method;
   const body = method === "GET" ? Buffer.alloc(0) : await readBody(req);
-  if (method === "POST" && path === "/auth/session") {
-    if (JSON.parse(body.toString() || "{}").api_key !== API_KEY) return fail(res, 401, "unauthorized", "invalid API key");
-    const cookie = randomUUID();
-    const csrf = randomUUID();
-    sessions.set(cookie, csrf);
-    return send(res, 200, { csrf_token: csrf, role: "admin", tenant: "default", key_name: "fake-admin" }, { "Set-Cookie": `kbqa_session=${cookie}; HttpOnly; SameSite=Strict; Path=/` });
-  }
+  if (method === "POST" && path === "/auth/session") return login(body, res);
   const cookie = cookieOf(req);
-  if (!cookie || !sessions.has(cookie)) return fail(res, 401, "unauthorized", "not signed in");
-  if (method !== "GET" && req.headers["x-csrf-token"] !== sessions.get(cookie)) return fail(res, 403, "forbidden", "bad CSRF token");
-  const csrf = sessions.get(cookie);
+  const session = cookie && sessions.get(cookie);
+  if (!session) return fail(res, 401, "unauthenticated", "not signed in");
+  if (method !== "GET" && req.headers["x-csrf-token"] !== session.csrf) return fail(res, 403, "forbidden", "bad CSRF token");
+  const me = session.principal;
+  const isAdmin = me.role === "admin";
+  const ownDoc = (id) => (docs.get(id)?.tenant === me.tenant ? docs.get(id) : undefined);
   let m;
-  if (path === "/auth/me") return send(res, 200, { csrf_token: csrf, role: "admin", tenant: "default", key_name: "fake-admin" });
+  if (path === "/auth/me") return send(res, 200, sessionView(session));
   if (method === "DELETE" && path === "/auth/session") return sessions.delete(cookie), send(res, 204);
-  if (method === "POST" && path === "/ask") return ask(body, res);
-  if ((m = /^\/chunks\/(.+)$/.exec(path))) return chunks.has(m[1]) ? send(res, 200, chunks.get(m[1])) : fail(res, 404, "not_found", "no chunk");
+  if (method === "POST" && path === "/auth/password") {
+    const user = me.kind === "user" && users.find((u) => u.id === me.id);
+    if (!user) return fail(res, 403, "forbidden", "only users have passwords");
+    const { current_password, new_password } = JSON.parse(body.toString() || "{}");
+    if (current_password !== user.password) return fail(res, 401, "unauthenticated", "the current password is wrong");
+    if (String(new_password ?? "").length < MIN_PASSWORD) return fail(res, 400, "invalid_request", `the new password needs at least ${MIN_PASSWORD} characters`);
+    user.password = new_password;
+    return send(res, 204);
+  }
+  if (method === "POST" && path === "/ask") return ask(me, body, res);
+  if ((m = /^\/chunks\/(.+)$/.exec(path))) {
+    const c = chunks.get(m[1]);
+    return c && ownDoc(c.document_id) ? send(res, 200, c) : fail(res, 404, "not_found", "no chunk");
+  }
   if (method === "POST" && path === "/feedback") return feedback.push(JSON.parse(body.toString())), send(res, 201, { id: randomUUID() });
-  if (path === "/conversations") return send(res, 200, { conversations: [...conversations.values()].map(({ id, title, updated_at }) => ({ id, title, updated_at })) });
-  if ((m = /^\/conversations\/(.+)$/.exec(path))) return conversations.has(m[1]) ? send(res, 200, conversations.get(m[1])) : fail(res, 404, "not_found", "no conversation");
-  if (method === "POST" && path === "/documents") return upload(body, req, res);
+  const myConversations = [...conversations.values()].filter((c) => c.tenant === me.tenant);
+  if (path === "/conversations") return send(res, 200, { conversations: myConversations.map(({ id, title, updated_at }) => ({ id, title, updated_at })) });
+  if ((m = /^\/conversations\/(.+)$/.exec(path))) {
+    const c = myConversations.find((x) => x.id === m[1]);
+    return c ? send(res, 200, { id: c.id, title: c.title, messages: c.messages }) : fail(res, 404, "not_found", "no conversation");
+  }
+  if (path.startsWith("/documents") && me.role === "agent") return fail(res, 403, "forbidden", "editor role required");
+  if (method === "POST" && path === "/documents") return upload(me, body, req, res);
   if (method === "GET" && path === "/documents") {
     const q = new URL(req.url, "http://x").searchParams;
-    const list = [...docs.values()].map((d) => docView(d)).filter((d) => (!q.get("status") || d.status === q.get("status")) && (!q.get("q") || d.title.toLowerCase().includes(q.get("q").toLowerCase())));
+    const list = [...docs.values()].filter((d) => d.tenant === me.tenant).map((d) => docView(d)).filter((d) => (!q.get("status") || d.status === q.get("status")) && (!q.get("q") || d.title.toLowerCase().includes(q.get("q").toLowerCase())));
     return send(res, 200, { documents: list });
   }
   if ((m = /^\/documents\/([^/]+)(\/reindex)?$/.exec(path))) {
-    const d = docs.get(m[1]);
+    const d = ownDoc(m[1]);
     if (!d) return fail(res, 404, "not_found", "no document");
     if (method === "GET" && !m[2]) return send(res, 200, docView(d, true));
-    if (method === "DELETE" && !m[2]) return docs.delete(d.id), send(res, 204);
-    if (method === "POST" && m[2]) return Object.assign(d, { startedAt: Date.now(), failOnce: false, version: d.version + 1 }), send(res, 202, { id: d.id, status: "queued" });
+    if (method === "DELETE" && !m[2]) return docs.delete(d.id), record(me, "document.delete", d.id, { filename: d.filename }), send(res, 204);
+    if (method === "POST" && m[2]) return Object.assign(d, { startedAt: Date.now(), failOnce: false, version: d.version + 1 }), record(me, "document.reindex", d.id, {}), send(res, 202, { id: d.id, status: "queued" });
   }
-  if (path === "/keys" && method === "GET") return send(res, 200, { keys });
+  if (!isAdmin) return fail(res, 403, "forbidden", "admin role required");
+  if (path === "/keys" && method === "GET") return send(res, 200, { keys: keys.filter((k) => k.tenant === me.tenant).map(({ tenant: _t, ...k }) => k) });
   if (path === "/keys" && method === "POST") {
     const { name, role } = JSON.parse(body.toString());
-    const k = { id: randomUUID(), name, role, prefix: "kbqa_new", created_at: new Date().toISOString(), last_used_at: null, revoked: false };
+    const k = { id: randomUUID(), name, role, prefix: "kbqa_new", created_at: now(), last_used_at: null, revoked: false, tenant: me.tenant };
     keys.push(k);
-    return send(res, 201, { ...k, key: `kbqa_new_${randomUUID()}` });
+    record(me, "key.create", k.id, { name, role });
+    const { tenant: _t, ...view } = k;
+    return send(res, 201, { ...view, key: `kbqa_new_${randomUUID()}` });
   }
-  if ((m = /^\/keys\/(.+)$/.exec(path)) && method === "DELETE") return keys.forEach((k) => k.id === m[1] && (k.revoked = true)), send(res, 204);
-  if (path === "/usage") return send(res, 200, { usage: [{ key_id: "k1", key_name: "fake-admin", day: new Date().toISOString().slice(0, 10), requests: 3, prompt_tokens: 300, completion_tokens: 60 }] });
+  if ((m = /^\/keys\/(.+)$/.exec(path)) && method === "DELETE") return keys.forEach((k) => k.id === m[1] && k.tenant === me.tenant && (k.revoked = true)), record(me, "key.revoke", m[1], {}), send(res, 204);
+  if (path === "/usage") return send(res, 200, { usage: [...usage.values()].filter((r) => r.tenant === me.tenant).map(({ tenant: _t, ...r }) => r) });
+  if (path === "/users" || path.startsWith("/users/")) return usersApi(me, method, path, body, res);
+  if (path === "/audit" && method === "GET") return auditApi(me, req.url, res);
   return fail(res, 404, "not_found", `no route ${method} ${path}`);
 }
 
@@ -188,4 +304,6 @@ createServer((req, res) => {
   if (path.startsWith("/api/v1/")) {
     api(req, res, path.slice("/api/v1".length)).catch((err) => fail(res, 500, "internal", String(err)));
   } else serveStatic(req, res);
-}).listen(PORT, "127.0.0.1", () => console.log(`FakeApi on http://127.0.0.1:${PORT} (key ${API_KEY}, dist ${DIST})`));
+}).listen(PORT, "127.0.0.1", () =>
+  console.log(`FakeApi on http://127.0.0.1:${PORT} (key ${API_KEY}, admin@fake.example / ${PASSWORD}, dist ${DIST})`),
+);
