@@ -242,9 +242,12 @@ async function api(req, res, path) {
     if (!user) return fail(res, 403, "forbidden", "only users have passwords");
     const { current_password, new_password } = JSON.parse(body.toString() || "{}");
     if (current_password !== user.password) return fail(res, 401, "unauthenticated", "the current password is wrong");
-    if (String(new_password ?? "").length < MIN_PASSWORD) return fail(res, 400, "invalid_request", `the new password needs at least ${MIN_PASSWORD} characters`);
+    if (String(new_password ?? "").length < MIN_PASSWORD) return fail(res, 422, "validation_error", `password must be at least ${MIN_PASSWORD} characters`);
     user.password = new_password;
-    return send(res, 204);
+    record(me, "user.password_change", user.id, {});
+    // like the server: older sessions end, this browser gets a fresh one
+    for (const [c, other] of sessions) if (other.principal.kind === "user" && other.principal.id === user.id) sessions.delete(c);
+    return openSession(res, me);
   }
   if (method === "POST" && path === "/ask") return ask(me, body, res);
   if ((m = /^\/chunks\/(.+)$/.exec(path))) {

@@ -206,7 +206,7 @@ export function UsersPanel() {
         {users.map((u) => (
           <tr key={u.id} className={u.disabled ? "row-disabled" : undefined}>
             <td className="wrap">{u.email}</td>
-            <td>{u.name}</td>
+            <td>{u.name || <span className="muted">—</span>}</td>
             <td>
               <select
                 aria-label={`Role of ${u.email}`}

@@ -5,6 +5,7 @@ import {
   ApiError,
   ask,
   changePassword,
+  createUser,
   errorMessage,
   listAudit,
   listUsers,
@@ -91,6 +92,43 @@ describe("api client", () => {
     expect(onUnauthorized).not.toHaveBeenCalled();
     await expect(listUsers()).rejects.toMatchObject({ status: 401 });
     expect(onUnauthorized).toHaveBeenCalledTimes(1);
+  });
+
+  it("keeps the fresh CSRF token a password change answers with", async () => {
+    const { calls } = mockFetch({
+      "POST /api/v1/auth/session": () => jsonResponse({ csrf_token: "old", role: "agent", tenant: "t", kind: "user", name: "A", key_name: "A" }),
+      "POST /api/v1/auth/password": () => jsonResponse({ csrf_token: "new", role: "agent", tenant: "t", kind: "user", name: "A", key_name: "A" }),
+      "POST /api/v1/feedback": () => jsonResponse({}, 201),
+    });
+    await loginWithPassword("a@example.com", "old password");
+    await changePassword("old password", "new password!");
+    expect(new Headers(calls[1].init.headers).get("X-CSRF-Token")).toBe("old");
+    await sendFeedback("m1", "up");
+    expect(new Headers(calls[2].init.headers).get("X-CSRF-Token")).toBe("new");
+  });
+
+  it("spells out which fields a validation error names", async () => {
+    mockFetch({
+      "POST /api/v1/users": () =>
+        jsonResponse(
+          {
+            error: {
+              code: "validation_error",
+              message: "the request is not valid",
+              details: { errors: [{ loc: ["body", "email"], msg: "Value error, not an e-mail address", type: "value_error" }] },
+            },
+          },
+          422,
+        ),
+    });
+    const err = await createUser({ email: "x", name: "", role: "agent", acl_groups: [], password: "0123456789" }).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toMatchObject({
+      status: 422,
+      code: "validation_error",
+      message: "the request is not valid: email: Value error, not an e-mail address",
+    });
   });
 
   it("builds the audit query from filter, limit and cursor", async () => {

@@ -59,15 +59,27 @@ function noteFailure(status: number, path: string): void {
   }
 }
 
+interface ErrorBody {
+  error?: { code?: string; message?: string; details?: { errors?: { loc?: string[]; msg?: string }[] } };
+}
+
+/** "email: Value error, not an e-mail address" from one entry of a validation error's details. */
+function describeFieldError(e: { loc?: string[]; msg?: string }): string {
+  const where = (e.loc ?? []).filter((p) => p !== "body").join(".");
+  return where ? `${where}: ${e.msg ?? "invalid"}` : (e.msg ?? "invalid");
+}
+
 /** Builds the ApiError for a failed response from its status and body text ({"error": {code, message}}). */
 export function apiErrorFrom(status: number, statusText: string, bodyText: string, retryAfter: string | null): ApiError {
   let code = `http_${status}`;
   let message = statusText || `HTTP ${status}`;
   try {
-    const body = JSON.parse(bodyText) as { error?: { code?: string; message?: string } };
+    const body = JSON.parse(bodyText) as ErrorBody;
     if (body?.error) {
       code = body.error.code ?? code;
       message = body.error.message ?? message;
+      const fields = body.error.details?.errors;
+      if (Array.isArray(fields) && fields.length) message += `: ${fields.map(describeFieldError).join("; ")}`;
     }
   } catch {
     // not JSON: keep the status text
@@ -143,8 +155,14 @@ export const login = (apiKey: string) => openSession({ api_key: apiKey });
 export const loginWithPassword = (email: string, password: string) => openSession({ email, password });
 
 /** Changes the signed-in user's password (users only, not API keys). */
-export const changePassword = (currentPassword: string, newPassword: string) =>
-  json<void>("POST", "/auth/password", { current_password: currentPassword, new_password: newPassword });
+export async function changePassword(currentPassword: string, newPassword: string): Promise<void> {
+  const fresh = await json<Session | undefined>("POST", "/auth/password", {
+    current_password: currentPassword,
+    new_password: newPassword,
+  });
+  // The server ends older sessions and may answer with a fresh one for this browser: keep its CSRF token.
+  if (fresh?.csrf_token) setCsrfToken(fresh.csrf_token);
+}
 
 /** The name to show for a session (older servers send only key_name). */
 export const sessionName = (s: Session) => s.name || s.key_name;
