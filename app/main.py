@@ -149,7 +149,8 @@ def build_container(settings: Settings) -> Container:
 
 
 def _instrument(app: FastAPI, settings: Settings) -> None:
-    """OpenTelemetry for FastAPI, SQLAlchemy and httpx (exported only when KBQA_OTLP_ENDPOINT is set)."""
+    """OpenTelemetry for FastAPI, SQLAlchemy, httpx and Celery publishing (exported only when KBQA_OTLP_ENDPOINT is
+    set)."""
     from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
     from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
     from opentelemetry.instrumentation.sqlalchemy import SQLAlchemyInstrumentor
@@ -160,6 +161,13 @@ def _instrument(app: FastAPI, settings: Settings) -> None:
         HTTPXClientInstrumentor().instrument()
     if not SQLAlchemyInstrumentor().is_instrumented_by_opentelemetry:
         SQLAlchemyInstrumentor().instrument()
+    if settings.ingestion.executor == "celery":
+        # The publish span carries the request's trace context in the task headers, so the worker's Celery span
+        # joins the upload's trace too (the pipeline itself continues the traceparent stored on the job).
+        from opentelemetry.instrumentation.celery import CeleryInstrumentor
+
+        if not CeleryInstrumentor().is_instrumented_by_opentelemetry:
+            CeleryInstrumentor().instrument()
 
 
 def create_app(

@@ -133,7 +133,9 @@ class Collector:
             if found(spans):
                 return spans
             time.sleep(0.1)
-        raise AssertionError(f"{what}: not at the collector after {timeout}s; got {sorted({s.name for s in spans})}")
+        raise AssertionError(
+            f"{what}: not at the collector after {timeout}s; got {sorted({(s.name, s.service, s.pid) for s in spans})}"
+        )
 
     def close(self) -> None:
         self._server.shutdown()
@@ -198,12 +200,19 @@ def stack(tmp_path, pg_url, redis_url, collector):  # noqa: ANN001, ANN201
     worker_log = open(logs / "worker.log", "wb")  # noqa: SIM115
     api = subprocess.Popen(
         [sys.executable, "-m", "app.cli", "serve", "--port", str(port)],
-        cwd=REPO, env={**env, "OTEL_BSP_SCHEDULE_DELAY": "200"},
-        stdout=api_log, stderr=subprocess.STDOUT, start_new_session=True,
+        cwd=REPO,
+        env={**env, "OTEL_BSP_SCHEDULE_DELAY": "200"},
+        stdout=api_log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     worker = subprocess.Popen(
         [sys.executable, "-m", "app.cli", "worker", "--concurrency", "1", "--loglevel", "INFO"],
-        cwd=REPO, env=env, stdout=worker_log, stderr=subprocess.STDOUT, start_new_session=True,
+        cwd=REPO,
+        env=env,
+        stdout=worker_log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     url = f"http://127.0.0.1:{port}"
     try:
@@ -254,13 +263,13 @@ def test_upload_trace_spans_api_and_worker_processes(stack, collector) -> None: 
     _wait_indexed(url, key, document_id, timeout=90)
 
     # the API's spans come within its 200 ms export delay; the worker's come when it stops (flush on exit)
-    collector.wait_for("the upload's server span", lambda ss: any(_is_upload(s) for s in ss), timeout=10)
+    collector.wait_for("the upload's server span", lambda ss: any(_is_upload(s) for s in ss), timeout=30)
     _stop(worker)
     assert worker.returncode == 0, (logs / "worker.log").read_text()[-3000:]
     spans = collector.wait_for(
         "the worker's ingestion spans",
         lambda ss: {"kbqa.ingest", "kbqa.ingest.indexing"} <= {s.name for s in ss if s.service == "kbqa-worker"},
-        timeout=10,
+        timeout=30,
     )
 
     upload = next(s for s in spans if _is_upload(s))
@@ -298,6 +307,11 @@ def test_upload_trace_spans_api_and_worker_processes(stack, collector) -> None: 
     celery = [s for s in spans if s.scope == "opentelemetry.instrumentation.celery"]
     assert any(s.attributes.get("celery.task_name") == "kbqa.ingest_document" for s in celery)
     assert {s.pid for s in celery} & {s.pid for s in worker_spans}
+    # the API publishes the task inside the upload's trace, and the worker's task span continues it
+    publish = [s for s in trace if s.scope == "opentelemetry.instrumentation.celery" and s.service == "kbqa-api"]
+    run = [s for s in trace if s.scope == "opentelemetry.instrumentation.celery" and s.service == "kbqa-worker"]
+    assert publish and run, f"Celery spans in the upload's trace: publish {len(publish)}, run {len(run)}"
+    assert run[0].parent_id in {p.span_id for p in publish}
 
 
 def _is_upload(s: Span) -> bool:
