@@ -1,5 +1,6 @@
-"""The web app in headless Chromium (Playwright core) against the real server: log in, upload, watch it reach
-indexed, ask, open a citation, give feedback. Screenshots land in tests/e2e/artifacts/."""
+"""The web app in headless Chromium (Playwright core) against the real server: log in with e-mail and password,
+upload, watch it reach indexed, ask, open a citation, give feedback, see the audit log; then a user of a second
+tenant, who must not see the first tenant's document. Screenshots land in tests/e2e/artifacts/."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 HERE = Path(__file__).resolve().parent
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+PASSWORD = "e2e browser passphrase"
 
 
 def test_browser_flow(server):
@@ -26,13 +28,20 @@ def test_browser_flow(server):
     if not (HERE / "node_modules" / "playwright-core").exists():
         subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=HERE, check=True, timeout=300)
     key = server.create_key(tenant="browser", role="admin")
+    server.create_user(tenant="browser", role="admin", email="admin@browser.example", password=PASSWORD)
+    server.create_user(tenant="other", role="agent", email="agent@other.example", password=PASSWORD)
+    env = {
+        **os.environ,
+        "BASE_URL": server.url,
+        "CHROMIUM": CHROMIUM,
+        "API_KEY": key,
+        "EMAIL": "admin@browser.example",
+        "PASSWORD": PASSWORD,
+        "OTHER_EMAIL": "agent@other.example",
+        "OTHER_PASSWORD": PASSWORD,
+    }
     result = subprocess.run(
-        ["node", str(HERE / "browser.mjs")],
-        cwd=HERE,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "BASE_URL": server.url, "API_KEY": key, "CHROMIUM": CHROMIUM},
+        ["node", str(HERE / "browser.mjs")], cwd=HERE, capture_output=True, text=True, timeout=600, env=env
     )
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     assert (HERE / "artifacts").is_dir() and any((HERE / "artifacts").glob("*.png"))
