@@ -60,6 +60,10 @@ export interface DoneEvent {
   refused: boolean;
   degraded: boolean;
   answer: string;
+  /** Milliseconds each retrieval stage itself took (keyword, vector, graph, fuse, rerank, total); empty when retrieval did not run. */
+  retrieval_timings_ms?: Record<string, number>;
+  /** Retrieval stages skipped because they failed or timed out (the `degraded` event's retrieval reasons). */
+  retrieval_degraded?: string[];
 }
 
 /** One parsed event of the /ask stream, discriminated on `type`. */
