@@ -5,13 +5,15 @@
 //
 // Signs in (with EMAIL and PASSWORD when both are set, otherwise with API_KEY; the account needs the editor or admin
 // role), uploads a small Markdown file, waits until it is indexed, asks a question about it, opens a citation, gives
-// feedback; as an admin, checks the Admin page (users, audit log with the upload). Then checks that chat and the
+// feedback; as an admin, checks the Admin page (users, audit log with the upload). Runs axe-core (WCAG 2.1 A/AA) on
+// the login, chat, portal and admin screens and fails on serious or critical findings; asks and opens a citation
+// with the keyboard alone. Then checks that chat and the
 // upload portal (and Admin) fit 1366x768 and 1024x768 without sideways scrolling. With OTHER_EMAIL and
 // OTHER_PASSWORD (a user of another tenant) it signs in again as that user, who must see neither the conversation
 // nor the document. Screenshots go to tests/e2e/artifacts/. Exits non-zero on any failed step and on any console
 // error or uncaught page error. Optional env: CHROMIUM (default /usr/bin/chromium), INDEX_TIMEOUT_MS (default
 // 180000), ANSWER_TIMEOUT_MS (default 120000), HEADED=1.
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -57,6 +59,7 @@ Clean the Zephyr widget's intake grille with a dry brush once a week. (run ${RUN
 const QUESTION = "How often must the Zephyr widget be calibrated?";
 
 const consoleErrors = [];
+const accessibility = {};
 let step = "start";
 
 function log(msg) {
@@ -70,6 +73,34 @@ async function assertNoSidewaysScroll(page, name) {
     innerWidth: window.innerWidth,
   }));
   if (scrollWidth > innerWidth) throw new Error(`${name}: the page scrolls sideways (scrollWidth ${scrollWidth} > innerWidth ${innerWidth})`);
+}
+
+let axeSource;
+
+/** Runs axe-core (WCAG 2 A and AA rules) on the page; fails on any serious or critical violation. */
+async function assertAccessible(page, name) {
+  if (!axeSource) {
+    const require = createRequire(import.meta.url);
+    axeSource = readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
+  }
+  if (!(await page.evaluate(() => Boolean(window.axe)))) await page.addScriptTag({ content: axeSource });
+  const violations = await page.evaluate(async () => {
+    const result = await window.axe.run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] } });
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.slice(0, 3).map((n) => n.target.join(" ")) }));
+  });
+  accessibility[name] = violations;
+  const bad = violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+  log(`accessibility ${name}: ${violations.length} violation(s), ${bad.length} serious or critical`);
+  if (bad.length) throw new Error(`${name}: accessibility violations: ${bad.map((v) => `${v.id} (${v.impact}: ${v.help}) at ${v.targets.join(", ")}`).join("; ")}`);
+}
+
+/** Presses Tab until ``locator`` has the focus (keyboard-only use); fails after ``max`` presses. */
+async function tabTo(page, locator, what, max = 80) {
+  for (let i = 0; i < max; i++) {
+    if (await locator.evaluate((el) => el === document.activeElement).catch(() => false)) return i;
+    await page.keyboard.press("Tab");
+  }
+  throw new Error(`${what} cannot be reached with the Tab key (${max} presses)`);
 }
 
 async function shot(page, name) {
@@ -88,7 +119,10 @@ async function signIn(page, credentials, screenshot) {
     await page.getByRole("button", { name: "Sign in with an API key" }).click();
     await page.getByLabel("API key").fill(credentials.apiKey);
   }
-  if (screenshot) await shot(page, screenshot);
+  if (screenshot) {
+    await shot(page, screenshot);
+    await assertAccessible(page, "login");
+  }
   await page.getByRole("button", { name: "Sign in", exact: true }).click();
   const nav = page.getByRole("navigation", { name: "Main" });
   await nav.or(page.getByRole("alert")).first().waitFor();
@@ -144,6 +178,7 @@ async function run(page) {
   const passage = (await panel.locator("blockquote.passage").textContent()) ?? "";
   if (!passage.trim()) throw new Error("the cited passage is empty");
   await shot(page, "04-citation");
+  await assertAccessible(page, "chat with a cited passage");
   await panel.getByRole("button", { name: "Close cited passage" }).click();
 
   step = "feedback";
@@ -158,6 +193,7 @@ async function run(page) {
   await page.getByLabel("Search").fill("Zephyr");
   await page.getByRole("cell", { name: /Zephyr/ }).first().waitFor({ timeout: 10_000 });
   await shot(page, "06-documents");
+  await assertAccessible(page, "upload portal");
 
   const adminTab = page.getByRole("button", { name: "Admin", exact: true });
   if (await adminTab.count()) {
@@ -175,6 +211,34 @@ async function run(page) {
     await page.getByLabel("Action", { exact: true }).selectOption("");
     await page.getByRole("region", { name: "Audit events" }).getByText("document.upload", { exact: true }).first().waitFor();
     await shot(page, "07-admin");
+    await assertAccessible(page, "admin");
+  }
+
+  step = "keyboard only";
+  // Ask and open a citation without the mouse: Tab to the question, type, Enter; Tab to a chip, Enter; Escape.
+  await page.getByRole("button", { name: "Chat", exact: true }).click();
+  await page.locator("body").focus();
+  await page.evaluate(() => document.activeElement instanceof HTMLElement && document.activeElement.blur());
+  const question = page.getByLabel("Question");
+  const tabs = await tabTo(page, question, "the question box");
+  const turnsBefore = await page.locator("article.turn").count();
+  await page.keyboard.type("What must be used to calibrate the Zephyr widget?");
+  await page.keyboard.press("Enter");
+  await page.locator('article.turn[aria-busy="false"]').nth(turnsBefore).waitFor({ timeout: ANSWER_TIMEOUT_MS });
+  const keyboardTurn = page.locator("article.turn").nth(turnsBefore);
+  const keyboardChip = keyboardTurn.getByRole("button", { name: /^Citation \d+/ }).first();
+  if (await keyboardChip.count()) {
+    await tabTo(page, keyboardChip, "a citation chip", 120);
+    await page.keyboard.press("Enter");
+    const cited = page.getByRole("complementary", { name: "Cited passage" });
+    await cited.locator("blockquote.passage").waitFor({ timeout: 15_000 });
+    await page.keyboard.press("Escape");
+    await cited.waitFor({ state: "detached", timeout: 5_000 });
+    const back = await keyboardChip.evaluate((el) => el === document.activeElement);
+    if (!back) throw new Error("closing the cited passage with Escape did not return the focus to its chip");
+    log(`keyboard only: question reached in ${tabs} Tab presses; citation opened with Enter and closed with Escape`);
+  } else {
+    throw new Error("the keyboard-asked answer has no citation chip");
   }
 
   for (const viewport of VIEWPORTS) {
@@ -277,7 +341,7 @@ async function main() {
     console.error(`[e2e] ${consoleErrors.length} console error(s):\n  ${consoleErrors.join("\n  ")}`);
     code = code || 1;
   }
-  writeFileSync(join(ARTIFACTS, "result.json"), JSON.stringify({ ok: code === 0, step, consoleErrors, base_url: BASE_URL }, null, 2));
+  writeFileSync(join(ARTIFACTS, "result.json"), JSON.stringify({ ok: code === 0, step, consoleErrors, accessibility, base_url: BASE_URL }, null, 2));
   return code;
 }
 

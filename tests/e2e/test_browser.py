@@ -1,6 +1,7 @@
 """The web app in headless Chromium (Playwright core) against the real server: log in with e-mail and password,
-upload, watch it reach indexed, ask, open a citation, give feedback, see the audit log; then a user of a second
-tenant, who must not see the first tenant's document. Screenshots land in tests/e2e/artifacts/."""
+upload, watch it reach indexed, ask, open a citation, give feedback, see the audit log, pass axe-core's WCAG 2.1 A/AA
+rules on every screen and work by keyboard alone; then a user of a second tenant, who must not see the first
+tenant's document. Screenshots land in tests/e2e/artifacts/."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ def test_browser_flow(server):
         pytest.skip(f"Chromium not found at {CHROMIUM} (apt-get install chromium)")
     if not (HERE.parent.parent / "frontend" / "dist" / "index.html").exists():
         pytest.skip("the web app is not built (make frontend)")
-    if not (HERE / "node_modules" / "playwright-core").exists():
+    if not all((HERE / "node_modules" / m / "package.json").exists() for m in ("playwright-core", "axe-core")):
         subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=HERE, check=True, timeout=300)
     key = server.create_key(tenant="browser", role="admin")
     server.create_user(tenant="browser", role="admin", email="admin@browser.example", password=PASSWORD)
