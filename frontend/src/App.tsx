@@ -5,6 +5,7 @@ import { AdminPage } from "./admin/AdminPage";
 import { ChangePasswordDialog } from "./auth/ChangePassword";
 import { LoginPage } from "./auth/LoginPage";
 import { ChatPage } from "./chat/ChatPage";
+import { ErrorAlert } from "./ui/ErrorAlert";
 import { DocumentsPage } from "./upload/DocumentsPage";
 
 type Page = "chat" | "documents" | "admin";
@@ -39,7 +40,7 @@ export function App() {
   if (session === null)
     return (
       <>
-        {error && <p role="alert" className="error center">{error}</p>}
+        <ErrorAlert message={error} className="center" />
         <LoginPage
           onLogin={(s) => {
             setError(null);

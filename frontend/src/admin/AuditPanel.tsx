@@ -1,6 +1,7 @@
 import { useEffect, useState } from "react";
 import { errorMessage, listAudit } from "../api/client";
 import type { AuditEvent } from "../api/types";
+import { ErrorAlert } from "../ui/ErrorAlert";
 import { formatTime } from "../ui/format";
 import { Table } from "../ui/Table";
 
@@ -95,11 +96,7 @@ export function AuditPanel() {
           Refresh
         </button>
       </form>
-      {error && (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      )}
+      <ErrorAlert message={error} />
       <Table label="Audit events" className="audit-table" columns={["Time", "Actor", "Action", "Target", "Detail"]}>
         {events.map((e) => {
           const detail = summarizeDetail(e.detail);

@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useState } from "react";
 import { createKey, errorMessage, listKeys, revokeKey } from "../api/client";
 import { ROLES, type ApiKey, type CreatedKey, type Role } from "../api/types";
+import { ErrorAlert } from "../ui/ErrorAlert";
 import { formatTime as when } from "../ui/format";
 import { Table } from "../ui/Table";
 
@@ -66,11 +67,7 @@ export function KeysPanel() {
           </button>
         </div>
       )}
-      {error && (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      )}
+      <ErrorAlert message={error} />
       <Table label="API keys" columns={["Name", "Role", "Prefix", "Created", "Last used", "State"]}>
         {keys.map((k) => (
           <tr key={k.id}>

@@ -1,6 +1,7 @@
 import { useEffect, useState } from "react";
 import { errorMessage, getUsage } from "../api/client";
 import type { UsageRow } from "../api/types";
+import { ErrorAlert } from "../ui/ErrorAlert";
 import { Table } from "../ui/Table";
 
 /** Requests and tokens per user or key per day. */
@@ -15,11 +16,7 @@ export function UsagePanel() {
   return (
     <section aria-labelledby="usage-heading">
       <h2 id="usage-heading">Usage</h2>
-      {error && (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      )}
+      <ErrorAlert message={error} />
       <Table label="Usage per day" columns={["Day", "Who", "Kind", "Requests", "Prompt tokens", "Completion tokens"]}>
         {rows.map((r) => (
           <tr key={`${r.actor_kind}-${r.actor_id}-${r.day}`}>

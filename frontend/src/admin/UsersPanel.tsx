@@ -2,6 +2,7 @@ import { useCallback, useEffect, useState } from "react";
 import { createUser, errorMessage, listUsers, updateUser } from "../api/client";
 import { ROLES, type Role, type User, type UserPatch } from "../api/types";
 import { MIN_PASSWORD_LENGTH } from "../auth/ChangePassword";
+import { ErrorAlert } from "../ui/ErrorAlert";
 import { formatTime } from "../ui/format";
 import { Table } from "../ui/Table";
 
@@ -74,11 +75,7 @@ function CreateUserForm({ onCreated }: { onCreated: (u: User) => void }) {
       <button type="submit" className="primary" disabled={!ready}>
         Create user
       </button>
-      {error && (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      )}
+      <ErrorAlert message={error} />
     </form>
   );
 }
@@ -127,11 +124,7 @@ function ResetPasswordForm({ user, onDone }: { user: User; onDone: (message: str
       <button type="button" onClick={() => onDone(null)}>
         Cancel
       </button>
-      {error && (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      )}
+      <ErrorAlert message={error} />
     </form>
   );
 }
@@ -176,11 +169,7 @@ export function UsersPanel() {
           {notice}
         </p>
       )}
-      {error && (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      )}
+      <ErrorAlert message={error} />
       {resetting && (
         <ResetPasswordForm
           key={resetting.id}

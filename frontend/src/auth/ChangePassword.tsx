@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from "react";
 import { changePassword, errorMessage } from "../api/client";
+import { ErrorAlert } from "../ui/ErrorAlert";
 
 export const MIN_PASSWORD_LENGTH = 10;
 
@@ -90,11 +91,7 @@ export function ChangePasswordDialog({ onClose }: { onClose: () => void }) {
             value={confirm}
             onChange={(e) => setConfirm(e.target.value)}
           />
-          {(problem || error) && (
-            <p role="alert" className="error">
-              {error ?? problem}
-            </p>
-          )}
+          <ErrorAlert message={error ?? problem} />
           <div className="actions">
             <button type="submit" className="primary" disabled={!ready}>
               Change password

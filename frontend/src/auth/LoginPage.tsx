@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from "react";
 import { errorMessage, login, loginWithPassword } from "../api/client";
 import type { Session } from "../api/types";
+import { ErrorAlert } from "../ui/ErrorAlert";
 
 type Mode = "password" | "key";
 
@@ -81,11 +82,7 @@ export function LoginPage({ onLogin }: { onLogin: (s: Session) => void }) {
         <button type="submit" className="primary" disabled={busy || !ready}>
           Sign in
         </button>
-        {error && (
-          <p role="alert" className="error">
-            {error}
-          </p>
-        )}
+        <ErrorAlert message={error} />
       </form>
       <button type="button" className="link switch-mode" onClick={() => switchTo(mode === "password" ? "key" : "password")}>
         {mode === "password" ? "Sign in with an API key" : "Sign in with email and password"}

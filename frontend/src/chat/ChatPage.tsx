@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from "react";
+import { ErrorAlert } from "../ui/ErrorAlert";
 import { Composer } from "./Composer";
 import { ConversationList } from "./ConversationList";
 import { SourcePanel } from "./SourcePanel";
@@ -44,11 +45,7 @@ export function ChatPage() {
           ))}
           <div ref={endRef} />
         </div>
-        {chat.error && (
-          <p role="alert" className="error">
-            {chat.error}
-          </p>
-        )}
+        <ErrorAlert message={chat.error} />
         <Composer busy={chat.busy} onSend={(q) => void chat.send(q)} onStop={chat.stop} />
       </section>
       {openChunk && <SourcePanel chunkId={openChunk} onClose={() => setOpenChunk(null)} />}

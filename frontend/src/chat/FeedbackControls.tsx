@@ -1,5 +1,6 @@
 import { useState } from "react";
 import { errorMessage, sendFeedback } from "../api/client";
+import { ErrorAlert } from "../ui/ErrorAlert";
 
 type Rating = "up" | "down";
 
@@ -44,7 +45,7 @@ export function FeedbackControls({ messageId }: { messageId: string }) {
           </button>
         </>
       )}
-      {error && <span role="alert" className="error">{error}</span>}
+      <ErrorAlert message={error} inline />
     </form>
   );
 }

@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from "react";
 import { errorMessage, getChunk } from "../api/client";
 import type { Chunk } from "../api/types";
+import { ErrorAlert } from "../ui/ErrorAlert";
 
 export function pageLabel(start: number | null, end: number | null): string {
   if (start == null) return "";
@@ -51,7 +52,7 @@ export function SourcePanel({ chunkId, onClose }: Props) {
           ×
         </button>
       </div>
-      {error && <p role="alert" className="error">{error}</p>}
+      <ErrorAlert message={error} />
       {!chunk && !error && <p aria-busy="true">Loading…</p>}
       {chunk && (
         <>

@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useRef, useState } from "react";
 import { deleteDocument, errorMessage, listDocuments, reindexDocument, uploadDocuments } from "../api/client";
 import type { DocumentSummary, UploadedDocument } from "../api/types";
+import { ErrorAlert } from "../ui/ErrorAlert";
 import { DocumentTable } from "./DocumentTable";
 import { DropZone } from "./DropZone";
 import { fileFractions, type PendingUpload } from "./progress";
@@ -74,11 +75,7 @@ export function DocumentsPage() {
           <input id="tags" value={tags} onChange={(e) => setTags(e.target.value)} />
         </div>
         <DropZone disabled={uploading} onFiles={(f) => void upload(f)} />
-        {error && (
-          <p role="alert" className="error">
-            {error}
-          </p>
-        )}
+        <ErrorAlert message={error} />
         <UploadList uploads={uploads} pending={pending} onSettled={refresh} />
       </section>
       <h2>Documents</h2>
