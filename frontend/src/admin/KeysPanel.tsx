@@ -4,6 +4,7 @@ import { ROLES, type ApiKey, type CreatedKey, type Role } from "../api/types";
 import { ErrorAlert } from "../ui/ErrorAlert";
 import { formatTime as when } from "../ui/format";
 import { Table } from "../ui/Table";
+import { useAction } from "../ui/useAction";
 
 /** API keys: create (the secret is shown once), revoke, last use. */
 export function KeysPanel() {
@@ -11,7 +12,7 @@ export function KeysPanel() {
   const [name, setName] = useState("");
   const [role, setRole] = useState<Role>("agent");
   const [created, setCreated] = useState<CreatedKey | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const { run, error, setError } = useAction();
 
   const refresh = useCallback(() => {
     listKeys().then(setKeys, (e: unknown) => setError(errorMessage(e)));
@@ -20,23 +21,15 @@ export function KeysPanel() {
 
   async function create(e: React.FormEvent) {
     e.preventDefault();
-    setError(null);
-    try {
+    await run(async () => {
       setCreated(await createKey(name.trim(), role));
       setName("");
       refresh();
-    } catch (err) {
-      setError(errorMessage(err));
-    }
+    });
   }
 
   async function revoke(id: string) {
-    setError(null);
-    try {
-      await revokeKey(id);
-    } catch (err) {
-      setError(errorMessage(err));
-    }
+    await run(() => revokeKey(id));
     refresh();
   }
 

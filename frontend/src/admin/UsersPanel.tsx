@@ -5,6 +5,7 @@ import { MIN_PASSWORD_LENGTH } from "../auth/ChangePassword";
 import { ErrorAlert } from "../ui/ErrorAlert";
 import { formatTime } from "../ui/format";
 import { Table } from "../ui/Table";
+import { useAction } from "../ui/useAction";
 
 export const splitGroups = (text: string) =>
   text
@@ -16,8 +17,7 @@ const EMPTY = { email: "", name: "", role: "agent" as Role, groups: "", password
 
 function CreateUserForm({ onCreated }: { onCreated: (u: User) => void }) {
   const [form, setForm] = useState(EMPTY);
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { run, busy, error } = useAction();
   const set = (field: keyof typeof EMPTY) => (e: React.ChangeEvent<HTMLInputElement | HTMLSelectElement>) =>
     setForm((f) => ({ ...f, [field]: e.target.value }));
   const ready = form.email.trim() && form.name.trim() && form.password.length >= MIN_PASSWORD_LENGTH && !busy;
@@ -25,9 +25,7 @@ function CreateUserForm({ onCreated }: { onCreated: (u: User) => void }) {
   async function submit(e: React.FormEvent) {
     e.preventDefault();
     if (!ready) return;
-    setBusy(true);
-    setError(null);
-    try {
+    await run(async () => {
       const user = await createUser({
         email: form.email.trim(),
         name: form.name.trim(),
@@ -37,11 +35,7 @@ function CreateUserForm({ onCreated }: { onCreated: (u: User) => void }) {
       });
       setForm(EMPTY);
       onCreated(user);
-    } catch (err) {
-      setError(errorMessage(err));
-    } finally {
-      setBusy(false);
-    }
+    });
   }
 
   return (
@@ -82,21 +76,15 @@ function CreateUserForm({ onCreated }: { onCreated: (u: User) => void }) {
 
 function ResetPasswordForm({ user, onDone }: { user: User; onDone: (message: string | null) => void }) {
   const [password, setPassword] = useState("");
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { run, busy, error } = useAction();
 
   async function submit(e: React.FormEvent) {
     e.preventDefault();
     if (password.length < MIN_PASSWORD_LENGTH || busy) return;
-    setBusy(true);
-    setError(null);
-    try {
+    await run(async () => {
       await updateUser(user.id, { password });
       onDone(`New password set for ${user.email}.`);
-    } catch (err) {
-      setError(errorMessage(err));
-      setBusy(false);
-    }
+    });
   }
 
   return (

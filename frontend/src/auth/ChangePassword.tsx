@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from "react";
-import { changePassword, errorMessage } from "../api/client";
+import { changePassword } from "../api/client";
 import { ErrorAlert } from "../ui/ErrorAlert";
+import { useAction } from "../ui/useAction";
 
 export const MIN_PASSWORD_LENGTH = 10;
 
@@ -9,8 +10,7 @@ export function ChangePasswordDialog({ onClose }: { onClose: () => void }) {
   const [current, setCurrent] = useState("");
   const [next, setNext] = useState("");
   const [confirm, setConfirm] = useState("");
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { run, busy, error } = useAction();
   const [done, setDone] = useState(false);
   const firstRef = useRef<HTMLInputElement>(null);
   const closeRef = useRef<HTMLButtonElement>(null);
@@ -31,16 +31,10 @@ export function ChangePasswordDialog({ onClose }: { onClose: () => void }) {
   async function submit(e: React.FormEvent) {
     e.preventDefault();
     if (!ready) return;
-    setBusy(true);
-    setError(null);
-    try {
+    await run(async () => {
       await changePassword(current, next);
       setDone(true);
-    } catch (err) {
-      setError(errorMessage(err));
-    } finally {
-      setBusy(false);
-    }
+    });
   }
 
   return (

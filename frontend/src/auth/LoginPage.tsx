@@ -1,7 +1,8 @@
 import { useEffect, useRef, useState } from "react";
-import { errorMessage, login, loginWithPassword } from "../api/client";
+import { login, loginWithPassword } from "../api/client";
 import type { Session } from "../api/types";
 import { ErrorAlert } from "../ui/ErrorAlert";
+import { useAction } from "../ui/useAction";
 
 type Mode = "password" | "key";
 
@@ -14,8 +15,7 @@ export function LoginPage({ onLogin }: { onLogin: (s: Session) => void }) {
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
   const [key, setKey] = useState("");
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { run, busy, error, setError } = useAction();
   const firstField = useRef<HTMLInputElement>(null);
 
   useEffect(() => firstField.current?.focus(), [mode]);
@@ -25,16 +25,10 @@ export function LoginPage({ onLogin }: { onLogin: (s: Session) => void }) {
   async function submit(e: React.FormEvent) {
     e.preventDefault();
     if (!ready || busy) return;
-    setBusy(true);
-    setError(null);
-    try {
-      onLogin(mode === "password" ? await loginWithPassword(email.trim(), password) : await login(key.trim()));
-    } catch (err) {
-      setError(errorMessage(err));
-      if (mode === "password") setPassword("");
-    } finally {
-      setBusy(false);
-    }
+    const ok = await run(async () =>
+      onLogin(mode === "password" ? await loginWithPassword(email.trim(), password) : await login(key.trim())),
+    );
+    if (!ok && mode === "password") setPassword("");
   }
 
   function switchTo(next: Mode) {
