@@ -43,4 +43,39 @@ describe("KeysPanel", () => {
     const row = (await screen.findByText("revoked")).closest("tr")!;
     await waitFor(() => expect(within(row).getByText("ops")).toBeInTheDocument());
   });
+
+  it("disables Create key while the create request runs", async () => {
+    let finish!: () => void;
+    const posts: unknown[] = [];
+    mockFetch({
+      "GET /api/v1/keys": () => jsonResponse({ keys: [] }),
+      "POST /api/v1/keys": ({ init }) => {
+        posts.push(JSON.parse(init.body as string));
+        return new Promise<Response>((resolve) => {
+          finish = () =>
+            resolve(
+              jsonResponse(
+                { id: "k9", name: "bot", role: "agent", prefix: "kbqa_zz", created_at: "2026-01-02T00:00:00Z", last_used_at: null, revoked: false, key: "kbqa_zz_SECRET" },
+                201,
+              ),
+            );
+        });
+      },
+    });
+    const user = userEvent.setup();
+    render(<KeysPanel />);
+    const button = screen.getByRole("button", { name: "Create key" });
+    await user.type(screen.getByLabelText("Name"), "bot");
+    expect(button).toBeEnabled();
+    await user.click(button);
+    await waitFor(() => expect(posts).toHaveLength(1));
+    expect(button).toBeDisabled(); // the name is still filled in: only the pending request disables it
+    await user.type(screen.getByLabelText("Name"), "{Enter}");
+    expect(posts).toHaveLength(1);
+
+    finish();
+    expect(await screen.findByText("kbqa_zz_SECRET")).toBeInTheDocument();
+    await user.type(screen.getByLabelText("Name"), "another");
+    expect(button).toBeEnabled();
+  });
 });

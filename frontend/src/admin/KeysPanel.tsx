@@ -12,7 +12,7 @@ export function KeysPanel() {
   const [name, setName] = useState("");
   const [role, setRole] = useState<Role>("agent");
   const [created, setCreated] = useState<CreatedKey | null>(null);
-  const { run, error, setError } = useAction();
+  const { run, busy, error, setError } = useAction();
 
   const refresh = useCallback(() => {
     listKeys().then(setKeys, (e: unknown) => setError(errorMessage(e)));
@@ -21,6 +21,7 @@ export function KeysPanel() {
 
   async function create(e: React.FormEvent) {
     e.preventDefault();
+    if (busy) return;
     await run(async () => {
       setCreated(await createKey(name.trim(), role));
       setName("");
@@ -47,7 +48,7 @@ export function KeysPanel() {
             </option>
           ))}
         </select>
-        <button type="submit" className="primary" disabled={!name.trim()}>
+        <button type="submit" className="primary" disabled={busy || !name.trim()}>
           Create key
         </button>
       </form>
