@@ -2,10 +2,16 @@
 
 Each stage records status, progress (0..1), start, finish and duration. The document row mirrors the job's status so
 listings need no join.
+
+Leases: a tracker that knows its ``owner`` renews the job's lease with every write (stage start, progress, finish),
+so a long job keeps its lease while it shows signs of life, and a dead worker's lease still expires ``lease_s`` after
+its last write. If the lease has meanwhile gone to another worker (this one stalled past its lease), the next write
+raises ``LeaseLost`` and this worker stops without touching the job, which now belongs to the other.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,19 +23,29 @@ from app.core.db.session import Database
 from app.core.tracing import tracer
 
 
+class LeaseLost(Exception):
+    """Another worker took this job's lease after it expired; this worker must stop working on it."""
+
+
 class JobTracker:
     """Writes one job's stage transitions, each in its own short transaction (so progress is visible at once)."""
 
-    def __init__(self, db: Database, job_id: str) -> None:
+    def __init__(self, db: Database, job_id: str, *, owner: str | None = None, lease_s: float = 600.0) -> None:
         self.db = db
         self.job_id = job_id
+        self.owner = owner
+        self.lease_s = lease_s
         self.timings_ms: dict[str, float] = {}
 
     def _update(self, fn: Any) -> None:
         with self.db.session() as s:
-            job = s.get(IngestionJob, self.job_id)
+            job = s.get(IngestionJob, self.job_id, with_for_update=self.owner is not None)
             if job is None:
                 return
+            if self.owner is not None:
+                if job.lease_owner != self.owner:
+                    raise LeaseLost(f"job {self.job_id} is now leased by {job.lease_owner or 'nobody'}")
+                job.lease_expires_at = utcnow() + dt.timedelta(seconds=self.lease_s)
             doc = s.get(Document, job.document_id)
             fn(job, doc)
 
@@ -97,7 +113,7 @@ class JobTracker:
         self._update(done)
 
     def fail(self, reason: str) -> None:
-        mark_failed(self.db, self.job_id, reason)
+        mark_failed(self.db, self.job_id, reason, owner=self.owner)
 
 
 class StageHandle:
@@ -113,10 +129,12 @@ class StageHandle:
             self._tracker.progress(self._name, fraction)
 
 
-def mark_failed(db: Database, job_id: str, reason: str) -> None:
+def mark_failed(db: Database, job_id: str, reason: str, *, owner: str | None = None) -> None:
+    """Fail the job (and its document, if this is the document's latest job). With ``owner``, only while that owner
+    still holds the lease."""
     with db.session() as s:
-        job = s.get(IngestionJob, job_id)
-        if job is None:
+        job = s.get(IngestionJob, job_id, with_for_update=owner is not None)
+        if job is None or (owner is not None and job.lease_owner != owner):
             return
         job.status = "failed"
         job.failure_reason = reason

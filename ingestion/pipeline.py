@@ -28,7 +28,7 @@ from app.core.errors import AppError, ErrorCode
 from app.core.settings import Settings
 from app.core.tracing import extract, tracer
 from app.core.types import ChunkRecord
-from ingestion.jobs import JobTracker
+from ingestion.jobs import JobTracker, LeaseLost
 from retrieval.protocols import Embedder, GraphIndex, KeywordIndex, VectorIndex
 
 log = logging.getLogger(__name__)
@@ -115,7 +115,7 @@ class IngestPipeline:
             if job is None:
                 return self._status(job_id)
             document_id, trace_context, attempt = job.document_id, dict(job.trace_context or {}), job.attempts
-        tracker = JobTracker(self.db, job_id)
+        tracker = JobTracker(self.db, job_id, owner=owner, lease_s=cfg.lease_s)
         with tracer().start_as_current_span(
             "kbqa.ingest",
             context=extract(trace_context),
@@ -123,6 +123,9 @@ class IngestPipeline:
         ) as span:
             try:
                 self._process(tracker, document_id)
+            except LeaseLost as exc:
+                log.warning("ingest job %s: lease lost, leaving the job to its new worker (%s)", job_id, exc)
+                span.set_attribute("kbqa.lease_lost", True)
             except Exception as exc:  # noqa: BLE001 - every failure becomes a readable reason
                 reason = readable_reason(exc)
                 log.warning("ingest job %s failed: %s", job_id, reason, exc_info=not isinstance(exc, AppError))

@@ -177,3 +177,92 @@ def test_decompression_bomb_is_refused(service):
     assert exc.value.code == ErrorCode.VALIDATION and "bomb" in exc.value.message
     with service.db.session() as s:
         assert repo.list_documents(session=s, tenant_id="t") == []
+
+
+# --- leases held by a running job ------------------------------------------------------------------------------------
+
+
+def _submitted_job(service) -> str:  # noqa: ANN001
+    doc = service.submit(tenant_id="t", filename="lease.md", data=b"# Lease\n\nSome text to index.").document
+    with service.db.session() as s:
+        return repo.latest_job(session=s, document_id=doc.id).id
+
+
+def _claimed_job(service, owner: str = "w1", lease_s: float = 60):  # noqa: ANN001, ANN202
+    job_id = _submitted_job(service)
+    with service.db.session() as s:
+        repo.claim_job(session=s, job_id=job_id, owner=owner, lease_s=lease_s, max_attempts=3)
+    return job_id
+
+
+def _lease(service, job_id: str):  # noqa: ANN001, ANN202
+    with service.db.session() as s:
+        job = s.get(IngestionJob, job_id)
+        return job.lease_owner, repo._aware(job.lease_expires_at), job.status
+
+
+def test_each_progress_write_renews_the_lease(service):
+    from ingestion.jobs import JobTracker
+
+    job_id = _claimed_job(service, lease_s=5)
+    _, first_expiry, _ = _lease(service, job_id)
+    tracker = JobTracker(service.db, job_id, owner="w1", lease_s=600)
+    with tracker.stage("parsing"):
+        pass
+    owner, expiry, status = _lease(service, job_id)
+    assert owner == "w1" and status == "parsing"
+    assert expiry - first_expiry > dt.timedelta(seconds=500)
+
+
+def test_a_worker_whose_lease_was_taken_stops_without_touching_the_job(service):
+    from ingestion.jobs import JobTracker, LeaseLost
+
+    job_id = _claimed_job(service)
+    with service.db.session() as s:  # w1 stalled past its lease; the sweeper's re-dispatch let w2 claim the job
+        s.get(IngestionJob, job_id).lease_owner = "w2"
+    stalled = JobTracker(service.db, job_id, owner="w1")
+    with pytest.raises(LeaseLost), stalled.stage("embedding"):
+        pass
+    stalled.fail("w1 must not be able to fail w2's job")
+    owner, _, status = _lease(service, job_id)
+    assert (owner, status) == ("w2", "queued")
+
+
+class FakeEmbedder:
+    """Counts tokens by words; its first batch hands the job's lease to another worker (a stall past the lease)."""
+
+    dim = 4
+    model_name = "fake"
+
+    def __init__(self, db: Database, job_id: str) -> None:
+        self.db, self.job_id = db, job_id
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split())
+
+    def embed_documents(self, texts):  # noqa: ANN001, ANN201
+        import numpy as np
+
+        with self.db.session() as s:
+            s.get(IngestionJob, self.job_id).lease_owner = "w2"
+        return np.ones((len(texts), self.dim), dtype=np.float32)
+
+
+def test_pipeline_leaves_a_job_whose_lease_was_taken_to_its_new_worker(service, tmp_path):
+    from ingestion.pipeline import Indexes, IngestPipeline
+
+    job_id = _submitted_job(service)
+    never = Indexes(keyword=None, vector=None, graph=None, lock_path=tmp_path / "lock")  # type: ignore[arg-type]
+    pipeline = IngestPipeline(
+        settings=service.settings,
+        db=service.db,
+        indexes=never,  # reaching the indexes would raise: the lease is lost before
+        embedder=FakeEmbedder(service.db, job_id),
+        extractor=None,  # type: ignore[arg-type]
+    )
+    status = pipeline.run(job_id, owner="w1")
+    owner, _, _ = _lease(service, job_id)
+    assert status == "embedding" and owner == "w2"
+    with service.db.session() as s:
+        job = s.get(IngestionJob, job_id)
+        assert job.failure_reason is None and job.stages["parsing"]["status"] == "done"
