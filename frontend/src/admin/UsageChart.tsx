@@ -1,6 +1,7 @@
 const SLOT = 10; // viewBox units per day
 const BAR = 7;
 const HEIGHT = 100;
+const EMPTY = 2; // the grey mark on a day without usage
 
 const numbers = new Intl.NumberFormat("en");
 
@@ -23,7 +24,8 @@ interface Props {
 
 /**
  * A bar per day in plain SVG. The SVG stretches to the width it is given (it never sets a minimum), so it cannot make
- * the page scroll sideways. Every day keeps its slot; each has a <title> with its date and value.
+ * the page scroll sideways. Every day keeps its slot (a day without usage shows a low grey mark, not a bar); each has
+ * a <title> with its date and value.
  */
 export function UsageChart({ series, unit, label }: Props) {
   const max = Math.max(0, ...series.map((p) => p.value));
@@ -42,8 +44,16 @@ export function UsageChart({ series, unit, label }: Props) {
             <g key={p.day} className="usage-day" data-day={p.day} data-value={p.value}>
               <title>{`${p.day}: ${countOf(p.value, unit)}`}</title>
               <rect className="usage-slot" x={i * SLOT} y={0} width={SLOT} height={HEIGHT} />
-              {h > 0 && (
+              {h > 0 ? (
                 <rect className="usage-bar" x={i * SLOT + (SLOT - BAR) / 2} y={HEIGHT - h} width={BAR} height={h} />
+              ) : (
+                <rect
+                  className="usage-empty"
+                  x={i * SLOT + (SLOT - BAR) / 2}
+                  y={HEIGHT - EMPTY}
+                  width={BAR}
+                  height={EMPTY}
+                />
               )}
             </g>
           );

@@ -56,6 +56,7 @@ describe("UsagePanel", () => {
     expect(titleOf(chart, "2026-10-31")).toBe("2026-10-31: 1 request");
     expect(titleOf(chart, "2026-11-28")).toBe("2026-11-28: 0 requests");
     expect(daysWithBars(chart)).toEqual(["2026-10-31", "2026-11-20", "2026-11-29"]);
+    expect(chart.querySelectorAll(".usage-empty")).toHaveLength(27); // the other days show as empty, not skipped
     // The tallest day fills the chart; the others are scaled to it.
     const height = (day: string) => Number(chart.querySelector(`g[data-day="${day}"] .usage-bar`)!.getAttribute("height"));
     expect(height("2026-11-29")).toBe(100);
