@@ -131,6 +131,7 @@ def build_container(settings: Settings) -> Container:
     limiter = QuotaLimiter(
         requests_per_minute=settings.api.requests_per_minute,
         tokens_per_minute=settings.api.tokens_per_minute,
+        logins_per_minute=settings.api.login_attempts_per_minute,
         redis_url=settings.redis_url,
     )
     return Container(

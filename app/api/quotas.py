@@ -1,4 +1,5 @@
-"""Per-key quotas: requests per minute and generated tokens per minute, as token buckets.
+"""Quotas as token buckets: requests and generated tokens per minute per key or user, and login attempts per minute
+per client address.
 
 In-process by default; Redis-backed (shared by every API replica) when ``KBQA_REDIS_URL`` is set. Over quota raises
 ``AppError(RATE_LIMITED)`` with ``retry_after_s`` (the handler adds a ``Retry-After`` header). If Redis is unreachable
@@ -50,11 +51,15 @@ class TokenBucket:
 
 
 class QuotaLimiter:
-    def __init__(self, *, requests_per_minute: int, tokens_per_minute: int, redis_url: str = "") -> None:
+    def __init__(
+        self, *, requests_per_minute: int, tokens_per_minute: int, logins_per_minute: int = 0, redis_url: str = ""
+    ) -> None:
         self.rpm = requests_per_minute
         self.tpm = tokens_per_minute
+        self.lpm = logins_per_minute
         self._requests = TokenBucket(requests_per_minute) if requests_per_minute else None
         self._tokens = TokenBucket(tokens_per_minute) if tokens_per_minute else None
+        self._logins = TokenBucket(logins_per_minute) if logins_per_minute else None
         self._redis: Any = None
         if redis_url:
             try:
@@ -88,6 +93,18 @@ class QuotaLimiter:
             raise AppError(
                 ErrorCode.RATE_LIMITED,
                 f"request quota exceeded ({self.rpm} per minute)",
+                details={"retry_after_s": round(retry, 1)},
+            )
+
+    def check_login(self, client: str) -> None:
+        """Count one login attempt from ``client`` (an address); refuse when its bucket is empty."""
+        if self._logins is None:
+            return
+        ok, retry = self._take(self._logins, "login", client, 1)
+        if not ok:
+            raise AppError(
+                ErrorCode.RATE_LIMITED,
+                f"too many login attempts from your address ({self.lpm} per minute)",
                 details={"retry_after_s": round(retry, 1)},
             )
 

@@ -93,9 +93,11 @@ class ApiSettings(BaseModel):
     heartbeat_s: float = Field(default=15.0, gt=0)
     #: Store question text in the audit log (off for privacy-sensitive deployments).
     audit_questions: bool = True
-    #: Quotas per API key: requests per minute and generated tokens per minute (0 disables).
+    #: Quotas per API key or user: requests per minute and generated tokens per minute (0 disables).
     requests_per_minute: int = Field(default=120, ge=0)
     tokens_per_minute: int = Field(default=20000, ge=0)
+    #: Login attempts (password or key) per client address per minute, against guessing across accounts (0 disables).
+    login_attempts_per_minute: int = Field(default=20, ge=0)
 
 
 class Settings(BaseSettings):

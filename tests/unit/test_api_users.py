@@ -260,3 +260,22 @@ def test_nul_characters_are_a_client_error_on_postgresql(make_settings, pg_url):
         assert client.get("/api/v1/documents?q=a%00b", headers=admin).status_code == 422
         assert client.get("/api/v1/users", headers=admin).status_code == 200
     container.db.dispose()
+
+
+def test_login_attempts_per_address_are_limited(make_settings):
+    """Guessing across many accounts from one address runs into the per-address login bucket (429, Retry-After)."""
+    from app.api.quotas import QuotaLimiter
+
+    settings = make_settings()
+    limiter = QuotaLimiter(requests_per_minute=0, tokens_per_minute=0, logins_per_minute=3)
+    container = fake_container(settings, limiter=limiter)
+    with TestClient(create_app(settings, container=container, sweeper=False)) as client:
+        codes = [
+            client.post("/api/v1/auth/session", json={"email": f"u{i}@acme.example", "password": PASSWORD}).status_code
+            for i in range(4)
+        ]
+        assert codes == [401, 401, 401, 429]
+        r = client.post("/api/v1/auth/session", json={"api_key": "kbqa_guess"})
+        assert r.status_code == 429 and int(r.headers["retry-after"]) >= 1
+        assert "login attempts" in r.json()["error"]["message"]
+    container.db.dispose()

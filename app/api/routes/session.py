@@ -76,6 +76,9 @@ def session_response(request: Request, principal: Principal) -> JSONResponse:
 @router.post("/session", summary="Browser login with e-mail and password (or an API key); sets a session cookie")
 def login(body: SessionCreate, request: Request) -> JSONResponse:
     container = request.app.state.container
+    limiter = getattr(container, "limiter", None)
+    if limiter is not None:
+        limiter.check_login(request.client.host if request.client else "unknown")
     if body.api_key:
         with container.db.session() as s:
             row = repo.get_api_key_by_secret(session=s, secret=body.api_key.strip())
