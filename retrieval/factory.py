@@ -15,10 +15,17 @@ from retrieval.protocols import KeywordIndex, VectorIndex
 
 
 def _weaviate(settings: Settings, dim: int) -> Any:
+    """A Weaviate index that connects lazily and keeps retrying: a server that is down at start-up degrades the
+    service (the other retrievers answer) instead of stopping it."""
+    from retrieval.reconnecting import ReconnectingIndex
     from retrieval.weaviate_backend import WeaviateIndex
 
     ix = settings.index
-    return WeaviateIndex(ix.weaviate_url, dim=dim, grpc_port=ix.weaviate_grpc_port, api_key=ix.weaviate_api_key)
+
+    def connect() -> WeaviateIndex:
+        return WeaviateIndex(ix.weaviate_url, dim=dim, grpc_port=ix.weaviate_grpc_port, api_key=ix.weaviate_api_key)
+
+    return ReconnectingIndex(connect, name="weaviate", dim=dim)
 
 
 def build_keyword_index(settings: Settings, root: Path, dim: int = 384) -> KeywordIndex:

@@ -154,3 +154,61 @@ def test_database_down_is_a_fast_503_json(make_settings):
         ready = client.get("/readyz")
         assert ready.status_code == 503 and ready.json()["checks"]["database"] is False
     db.dispose()
+
+
+def test_weaviate_down_at_start_up_degrades_to_the_graph_and_recovers_nothing_stuck(tmp_path):
+    """Weaviate (keyword + vector in distributed mode) refuses connections: the service still starts, /readyz says
+    degraded, questions are answered from the knowledge graph (on the shared data volume) and flagged, and an
+    upload ends ``failed`` with a reason instead of hanging. The graph and chunks were written earlier by an
+    embedded-mode ingest into the same data dir and database."""
+    from app.main import build_container, create_app
+
+    base = {"_env_file": None, "data_dir": tmp_path / "data", "api": {"requests_per_minute": 0, "tokens_per_minute": 0}}
+    embedded = Settings(**base)
+    migrate_database(embedded)
+    container = build_container(embedded)
+    for name in ("return-and-warranty-policy.docx", "faq.md"):
+        container.ingest.submit(tenant_id="default", filename=name, data=(REPO / "demo/kb" / name).read_bytes())
+    container.dispatcher.wait(timeout=300)
+    with container.db.session() as s:
+        _, key = repo.create_api_key(session=s, tenant_id="default", name="t", role=Role.EDITOR)
+    container.close()
+
+    down = Settings(**base, index={"backend": "weaviate", "weaviate_url": f"http://127.0.0.1:{_closed_port()}"})
+    container = build_container(down)  # must not raise although Weaviate is unreachable
+    auth = {"Authorization": f"Bearer {key}"}
+    try:
+        with TestClient(create_app(down, container=container, sweeper=False)) as client:
+            ready = client.get("/readyz")
+            assert ready.status_code == 200, ready.text
+            body = ready.json()
+            assert body["status"] == "degraded"
+            assert body["checks"] | {"keyword": False, "vector": False, "graph": True} == body["checks"]
+            started = time.monotonic()
+            with client.stream(
+                "POST", "/api/v1/ask", headers=auth, json={"question": "How long is the Kestrel Hub warranty?"}
+            ) as r:
+                assert r.status_code == 200
+                events = parse_sse("".join(r.iter_text()))
+            elapsed = time.monotonic() - started
+            types = [t for t, _ in events]
+            assert types[-1] == "done" and "error" not in types, events
+            done = events[-1][1]
+            assert done["degraded"] is True and set(done["retrieval_degraded"]) >= {"keyword", "vector"}
+            sources = next(d["sources"] for t, d in events if t == "sources")
+            assert sources and any("Warranty" in s["title"] for s in sources), sources
+            answer = "".join(d["text"] for t, d in events if t == "token")
+            assert "[1]" in answer or "[2]" in answer, answer
+            assert elapsed < 30
+
+            up = client.post(
+                "/api/v1/documents",
+                headers=auth,
+                files={"files": ("late.md", b"# Late\n\nWritten while down.", "text/markdown")},
+            )
+            assert up.status_code == 202
+            container.dispatcher.wait(timeout=120)
+            doc = client.get(f"/api/v1/documents/{up.json()['documents'][0]['id']}", headers=auth).json()
+            assert doc["status"] == "failed" and "weaviate" in doc["failure_reason"].lower(), doc
+    finally:
+        container.close()

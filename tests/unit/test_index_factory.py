@@ -26,13 +26,16 @@ def test_embedded_backends_live_under_root(tmp_path: Path) -> None:
     vec.close()
 
 
-def test_unreachable_weaviate_is_index_unavailable(tmp_path: Path) -> None:
+def test_unreachable_weaviate_starts_and_each_call_is_index_unavailable(tmp_path: Path) -> None:
+    """The service must start while Weaviate is down (it degrades); every call says why, at once."""
     pytest.importorskip("weaviate", reason="weaviate-client is not installed")
     index = IndexSettings(backend="weaviate", weaviate_url="http://127.0.0.1:9", weaviate_grpc_port=10)
     settings = Settings(index=index)
+    keyword, vector = build_indexes(settings, tmp_path, 8)
+    assert keyword is vector
     with pytest.raises(AppError) as err:
-        build_indexes(settings, tmp_path, 8)
-    assert err.value.code is ErrorCode.INDEX_UNAVAILABLE
+        keyword.count(None)
+    assert err.value.code is ErrorCode.INDEX_UNAVAILABLE and "cannot reach Weaviate" in err.value.message
 
 
 def test_invalid_weaviate_settings_are_a_configuration_error(tmp_path: Path) -> None:

@@ -18,20 +18,25 @@ def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@router.get("/readyz", summary="Database and indexes usable, models loaded")
+@router.get("/readyz", summary="Ready: database usable, models loaded, at least one index usable")
 def readyz(request: Request) -> JSONResponse:
+    """200 ``ready``, or 200 ``degraded`` while some index is down (the others still answer, so the replica stays in
+    the load balancer), or 503 ``not_ready`` without the database, the models, or any index."""
     container = request.app.state.container
     checks: dict[str, Any] = {"database": container.db.ping()}
+    indexes: dict[str, bool] = {}
     for name in ("keyword", "vector", "graph"):
         idx = getattr(container.indexes, name)
         try:
             idx.count(None)
-            checks[name] = True
+            indexes[name] = True
         except Exception:  # noqa: BLE001
-            checks[name] = False
+            indexes[name] = False
+    checks.update(indexes)
     checks["models"] = bool(getattr(container, "warmed", False))
-    ok = all(checks.values())
-    return JSONResponse({"status": "ready" if ok else "not_ready", "checks": checks}, status_code=200 if ok else 503)
+    ok = checks["database"] and checks["models"] and any(indexes.values())
+    status = ("ready" if all(indexes.values()) else "degraded") if ok else "not_ready"
+    return JSONResponse({"status": status, "checks": checks}, status_code=200 if ok else 503)
 
 
 @router.get("/metrics", summary="Prometheus metrics", include_in_schema=False)
