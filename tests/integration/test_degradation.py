@@ -156,7 +156,7 @@ def test_database_down_is_a_fast_503_json(make_settings):
     db.dispose()
 
 
-def test_weaviate_down_at_start_up_degrades_to_the_graph_and_recovers_nothing_stuck(tmp_path):
+def test_weaviate_down_at_start_up_degrades_to_the_graph_and_nothing_is_stuck(tmp_path):
     """Weaviate (keyword + vector in distributed mode) refuses connections: the service still starts, /readyz says
     degraded, questions are answered from the knowledge graph (on the shared data volume) and flagged, and an
     upload ends ``failed`` with a reason instead of hanging. The graph and chunks were written earlier by an
