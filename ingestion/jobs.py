@@ -115,6 +115,21 @@ class JobTracker:
     def fail(self, reason: str) -> None:
         mark_failed(self.db, self.job_id, reason, owner=self.owner)
 
+    def retry_later(self, reason: str, delay_s: float) -> None:
+        """Give the job back (status ``queued``, ``reason`` shown) for the sweeper to send again after ``delay_s``."""
+        with self.db.session() as s:
+            job = s.get(IngestionJob, self.job_id, with_for_update=self.owner is not None)
+            if job is None or (self.owner is not None and job.lease_owner != self.owner):
+                return
+            job.status = "queued"
+            job.failure_reason = reason
+            job.lease_owner = None
+            job.lease_expires_at = utcnow() + dt.timedelta(seconds=delay_s)
+            doc = s.get(Document, job.document_id)
+            if doc is not None and repo.latest_job(session=s, document_id=doc.id) is job:
+                doc.status = "queued"
+                doc.failure_reason = f"will retry in {delay_s:.0f} s: {reason}"
+
 
 class StageHandle:
     def __init__(self, tracker: JobTracker, name: str) -> None:

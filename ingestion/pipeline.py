@@ -80,6 +80,14 @@ class Indexes:
                 log.warning("closing %s failed", getattr(idx, "name", idx), exc_info=True)
 
 
+_TRANSIENT = (ErrorCode.INDEX_UNAVAILABLE, ErrorCode.DEPENDENCY_UNAVAILABLE)
+
+
+def is_transient(exc: BaseException) -> bool:
+    """A failure of a service the job needs (an index server, say), not of the document: worth another attempt."""
+    return isinstance(exc, AppError) and exc.code in _TRANSIENT
+
+
 def readable_reason(exc: BaseException) -> str:
     if isinstance(exc, AppError):
         return exc.message
@@ -128,9 +136,16 @@ class IngestPipeline:
                 span.set_attribute("kbqa.lease_lost", True)
             except Exception as exc:  # noqa: BLE001 - every failure becomes a readable reason
                 reason = readable_reason(exc)
-                log.warning("ingest job %s failed: %s", job_id, reason, exc_info=not isinstance(exc, AppError))
                 span.set_attribute("kbqa.failure_reason", reason)
-                tracker.fail(reason)
+                if is_transient(exc) and attempt < cfg.max_attempts:
+                    delay = cfg.retry_backoff_s * 2 ** (attempt - 1)
+                    log.warning("ingest job %s attempt %d: %s; retrying in %.0f s", job_id, attempt, reason, delay)
+                    tracker.retry_later(reason, delay)
+                else:
+                    log.warning("ingest job %s failed: %s", job_id, reason, exc_info=not isinstance(exc, AppError))
+                    if is_transient(exc):
+                        reason = f"{reason} (gave up after {attempt} attempts)"
+                    tracker.fail(reason)
         return self._status(job_id)
 
     def _status(self, job_id: str) -> str:

@@ -38,6 +38,9 @@ class IngestionSettings(BaseModel):
     #: A job whose lease has expired (worker died) is picked up again, at most ``max_attempts`` times.
     lease_s: float = Field(default=600.0, gt=0)
     max_attempts: int = Field(default=3, ge=1)
+    #: A job that failed because an index or other service was unavailable waits this long before its next attempt,
+    #: doubling per attempt (30 s, 60 s, ...); after ``max_attempts`` it fails with the last reason.
+    retry_backoff_s: float = Field(default=30.0, gt=0)
     task_expires_s: float = Field(default=3600.0, gt=0)
 
 

@@ -159,8 +159,8 @@ def test_database_down_is_a_fast_503_json(make_settings):
 def test_weaviate_down_at_start_up_degrades_to_the_graph_and_nothing_is_stuck(tmp_path):
     """Weaviate (keyword + vector in distributed mode) refuses connections: the service still starts, /readyz says
     degraded, questions are answered from the knowledge graph (on the shared data volume) and flagged, and an
-    upload ends ``failed`` with a reason instead of hanging. The graph and chunks were written earlier by an
-    embedded-mode ingest into the same data dir and database."""
+    upload waits and is retried, then ends ``failed`` with the reason once its attempts are used up. The graph and
+    chunks were written earlier by an embedded-mode ingest into the same data dir and database."""
     from app.main import build_container, create_app
 
     base = {"_env_file": None, "data_dir": tmp_path / "data", "api": {"requests_per_minute": 0, "tokens_per_minute": 0}}
@@ -174,7 +174,11 @@ def test_weaviate_down_at_start_up_degrades_to_the_graph_and_nothing_is_stuck(tm
         _, key = repo.create_api_key(session=s, tenant_id="default", name="t", role=Role.EDITOR)
     container.close()
 
-    down = Settings(**base, index={"backend": "weaviate", "weaviate_url": f"http://127.0.0.1:{_closed_port()}"})
+    down = Settings(
+        **base,
+        index={"backend": "weaviate", "weaviate_url": f"http://127.0.0.1:{_closed_port()}"},
+        ingestion={"max_attempts": 2, "retry_backoff_s": 0.2},
+    )
     container = build_container(down)  # must not raise although Weaviate is unreachable
     auth = {"Authorization": f"Bearer {key}"}
     try:
@@ -208,7 +212,16 @@ def test_weaviate_down_at_start_up_degrades_to_the_graph_and_nothing_is_stuck(tm
             )
             assert up.status_code == 202
             container.dispatcher.wait(timeout=120)
-            doc = client.get(f"/api/v1/documents/{up.json()['documents'][0]['id']}", headers=auth).json()
-            assert doc["status"] == "failed" and "weaviate" in doc["failure_reason"].lower(), doc
+            url = f"/api/v1/documents/{up.json()['documents'][0]['id']}"
+            doc = client.get(url, headers=auth).json()
+            # a service outage is not the document's fault: it waits and is tried again
+            assert doc["status"] == "queued" and doc["failure_reason"].startswith("will retry"), doc
+            assert "weaviate" in doc["failure_reason"].lower() and doc["attempts"] == 1
+            time.sleep(0.3)
+            assert container.ingest.sweep() == 1
+            container.dispatcher.wait(timeout=120)
+            doc = client.get(url, headers=auth).json()
+            assert doc["status"] == "failed" and doc["attempts"] == 2, doc
+            assert "weaviate" in doc["failure_reason"].lower() and "gave up after 2 attempts" in doc["failure_reason"]
     finally:
         container.close()

@@ -266,3 +266,100 @@ def test_pipeline_leaves_a_job_whose_lease_was_taken_to_its_new_worker(service, 
     with service.db.session() as s:
         job = s.get(IngestionJob, job_id)
         assert job.failure_reason is None and job.stages["parsing"]["status"] == "done"
+
+
+class FakeRecordingIndex:
+    name = "fake"
+    dim = 4
+
+    def __init__(self) -> None:
+        self.upserts: list[str] = []
+
+    def upsert_document(self, document_id, chunks, *rest):  # noqa: ANN001, ANN201
+        self.upserts.append(document_id)
+
+
+class FakeExtractor:
+    def extract(self, texts):  # noqa: ANN001, ANN201
+        return [[] for _ in texts]
+
+
+class FakeFlakyEmbedder:
+    """Its first call fails as if the embedding/index service were down."""
+
+    dim = 4
+    model_name = "fake"
+    model_version = "0"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split())
+
+    def embed_documents(self, texts):  # noqa: ANN001, ANN201
+        import numpy as np
+
+        self.calls += 1
+        if self.calls == 1:
+            raise AppError(ErrorCode.INDEX_UNAVAILABLE, "vector index unavailable: connection refused")
+        return np.ones((len(texts), self.dim), dtype=np.float32)
+
+
+def test_a_job_that_meets_an_unavailable_service_is_retried_later_not_failed(make_settings, tmp_path):
+    from ingestion.pipeline import Indexes, IngestPipeline
+
+    settings = make_settings(ingestion={"max_attempts": 3, "retry_backoff_s": 0.05})
+    migrate_database(settings)
+    db = Database(settings.database_url)
+    dispatcher = FakeDispatcher()
+    svc = IngestService(settings=settings, db=db, dispatcher=dispatcher, indexes=FakeIndexes())
+    job_id = _submitted_job(svc)
+    idx = FakeRecordingIndex()
+    pipeline = IngestPipeline(
+        settings=settings,
+        db=db,
+        indexes=Indexes(keyword=idx, vector=idx, graph=idx, lock_path=tmp_path / "lock"),  # type: ignore[arg-type]
+        embedder=FakeFlakyEmbedder(),
+        extractor=FakeExtractor(),
+    )
+    assert pipeline.run(job_id, owner="w1") == "queued"
+    with db.session() as s:
+        job = s.get(IngestionJob, job_id)
+        doc = s.get(Document, job.document_id)
+        assert (job.attempts, job.lease_owner) == (1, None)
+        assert doc.status == "queued" and doc.failure_reason.startswith("will retry in 0 s: vector index unavailable")
+    dispatcher.sent.clear()
+    import time
+
+    time.sleep(0.1)
+    assert svc.sweep() == 1 and dispatcher.sent == [job_id]
+    assert pipeline.run(job_id, owner="w2") == "indexed"
+    with db.session() as s:
+        job = s.get(IngestionJob, job_id)
+        assert job.attempts == 2 and s.get(Document, job.document_id).failure_reason is None
+    assert idx.upserts  # written on the second attempt
+    db.dispose()
+
+
+def test_a_service_down_through_every_attempt_fails_with_the_reason(make_settings, tmp_path):
+    from ingestion.pipeline import Indexes, IngestPipeline
+
+    settings = make_settings(ingestion={"max_attempts": 1})
+    migrate_database(settings)
+    db = Database(settings.database_url)
+    svc = IngestService(settings=settings, db=db, dispatcher=FakeDispatcher(), indexes=FakeIndexes())
+    job_id = _submitted_job(svc)
+    idx = FakeRecordingIndex()
+    pipeline = IngestPipeline(
+        settings=settings,
+        db=db,
+        indexes=Indexes(keyword=idx, vector=idx, graph=idx, lock_path=tmp_path / "lock"),  # type: ignore[arg-type]
+        embedder=FakeFlakyEmbedder(),
+        extractor=FakeExtractor(),
+    )
+    assert pipeline.run(job_id, owner="w1") == "failed"
+    with db.session() as s:
+        doc = s.get(Document, s.get(IngestionJob, job_id).document_id)
+        assert doc.failure_reason == "vector index unavailable: connection refused (gave up after 1 attempts)"
+    db.dispose()

@@ -62,6 +62,7 @@ export function DocumentTable({ documents, status, query, onFilter, onDelete, on
                 {d.status}
               </span>
               {d.status === "failed" && d.failure_reason && <div className="error">{d.failure_reason}</div>}
+              {d.status === "queued" && d.failure_reason && <div className="muted">{d.failure_reason}</div>}
             </td>
             <td>{d.version}</td>
             <td>{d.chunk_count}</td>

@@ -78,6 +78,11 @@ export function UploadItem({ upload, pollMs, onSettled }: Props) {
           ))}
         </ol>
       )}
+      {status === "queued" && doc?.failure_reason && (
+        <p className="muted retry-note" role="status">
+          {doc.failure_reason}
+        </p>
+      )}
       {status === "failed" && (
         <div className="failure" role="alert">
           <span>Failed: {doc?.failure_reason ?? "unknown reason"}</span>{" "}

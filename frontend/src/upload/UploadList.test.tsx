@@ -70,4 +70,21 @@ describe("UploadList", () => {
     await waitFor(() => expect(within(item).getByText("indexed")).toBeInTheDocument());
     expect(within(item).queryByRole("button", { name: "Retry" })).toBeNull();
   });
+  it("says when a job waits to be retried because a service was down", async () => {
+    let waiting = true;
+    mockFetch({
+      "GET /api/v1/documents/d1": () =>
+        jsonResponse(
+          waiting
+            ? detail("queued", { failure_reason: "will retry in 30 s: weaviate index unavailable" })
+            : detail("indexed"),
+        ),
+    });
+    render(<UploadList uploads={[{ id: "d1", filename: "notes.md", status: "queued", duplicate: false }]} pollMs={5} />);
+    const item = screen.getByRole("listitem", { name: "notes.md" });
+    expect(await within(item).findByText("will retry in 30 s: weaviate index unavailable")).toBeInTheDocument();
+    waiting = false;
+    await waitFor(() => expect(within(item).getByText("indexed")).toBeInTheDocument());
+    expect(within(item).queryByText(/will retry/)).toBeNull();
+  });
 });
