@@ -129,6 +129,32 @@ def missing_name_words(question: str, chunks: Sequence[RankedChunk]) -> list[str
     return missing
 
 
+def _forms(word: str) -> set[str]:
+    stem = word[:-1] if word.endswith("s") and len(word) > 4 else word
+    return {word, stem, stem + "s"}
+
+
+# A name of three or more words ("Kestrel Outdoor Cam") whose last two words never stand side by side in the evidence
+# names a product the evidence does not describe, even when each word occurs somewhere ("outdoor use", "Kestrel Cam
+# 2"). Measured on the same 3,000 SQuAD questions: it vetoes no question the word rule above does not already veto;
+# on the demo KB it adds the Outdoor Cam and Smart Lock questions to the refused ones.
+def missing_name_tails(question: str, chunks: Sequence[RankedChunk]) -> list[str]:
+    """The last two words of 3+-word proper names in ``question`` that never appear next to each other in ``chunks``."""
+    tokens = _WORD.findall(" ".join(f"{c.chunk.title} {c.chunk.text}" for c in chunks).lower())
+    pairs = set(zip(tokens, tokens[1:], strict=False))
+    missing: list[str] = []
+    for match in _NAME.finditer(question):
+        words = match.group(0).split()
+        while words and words[0].lower() in _LEADING:
+            words = words[1:]
+        if len([w for w in words if not w.isdigit()]) < 3:
+            continue
+        a, b = (w.lower().removesuffix("'s").strip("'’") for w in words[-2:])
+        if not any((x, y) in pairs for x in _forms(a) for y in _forms(b)):
+            missing.append(f"{a} {b}")
+    return missing
+
+
 def decide(question: str, chunks: Sequence[RankedChunk]) -> Decision:
     if not chunks:
         return Decision(False, 0.0, {}, "empty")
@@ -142,7 +168,7 @@ def decide(question: str, chunks: Sequence[RankedChunk]) -> Decision:
         p = _sigmoid(b + wc * f["coverage"])
         decision = Decision(p >= LEXICAL_THRESHOLD, p, f, "lexical")
     if decision.answerable:
-        missing = missing_name_words(question, chunks)
+        missing = missing_name_words(question, chunks) or missing_name_tails(question, chunks)
         if missing:
             return Decision(False, p, {**f, "missing_name_words": float(len(missing))}, decision.model + "+names")
     return decision

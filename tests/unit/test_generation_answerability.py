@@ -126,3 +126,22 @@ def test_a_product_name_missing_from_the_evidence_is_refused() -> None:
     assert answerability.missing_name_words("How long is the Kestrel Cam 2 warranty?", chunks) == []
     assert answerability.missing_name_words("With Kestrel Hub, what happens?", chunks) == []
     assert answerability.missing_name_words("Does Zephyr work offline?", chunks) == []
+
+
+def test_a_product_whose_words_occur_apart_in_the_evidence_is_refused() -> None:
+    chunks = [_chunk("Kestrel Cam 2 is for indoor use only, not outdoor use. The smart thermostat has a lock screen.")]
+    for question, tail in (
+        ("How long does the battery of the Kestrel Outdoor Cam last?", "outdoor cam"),
+        ("How much does the Kestrel Smart Lock cost?", "smart lock"),
+    ):
+        assert answerability.missing_name_words(question, chunks) == []  # every word occurs somewhere...
+        assert answerability.missing_name_tails(question, chunks) == [tail]  # ...but not side by side
+        decision = answerability.decide(question, chunks)
+        assert not decision.answerable and decision.model.endswith("+names"), question
+    # the same words side by side, two-word names, trailing numbers and plurals do not veto
+    assert answerability.missing_name_tails("Is the Kestrel Cam 2 for indoor use?", chunks) == []
+    assert answerability.missing_name_tails("Where can the Kestrel Cam go?", chunks) == []
+    plural = answerability.missing_name_tails(
+        "Do Kestrel Indoor Cameras' lenses fog?", [_chunk("an Indoor Camera lens")]
+    )
+    assert plural == []
