@@ -342,3 +342,16 @@ def test_redis_backed_quota_is_shared(redis_url):
 
     with pytest.raises(AppError):
         two.check_request("k1")
+
+
+def test_security_headers_on_the_app_and_the_api(api):
+    from app.main import CSP
+
+    client, keys, _ = api
+    for path in ("/healthz", "/api/v1/documents", "/api/v1/nope"):
+        r = client.get(path, headers=auth(keys[Role.AGENT]))
+        assert r.headers["x-content-type-options"] == "nosniff", path
+        assert r.headers["x-frame-options"] == "DENY" and r.headers["referrer-policy"] == "no-referrer"
+        assert r.headers["content-security-policy"] == CSP
+        assert "strict-transport-security" not in r.headers  # local mode serves plain HTTP
+    assert "content-security-policy" not in client.get("/docs").headers  # Swagger UI loads from a CDN
