@@ -19,7 +19,7 @@ from fastapi import Request
 from sqlalchemy.orm import Session
 
 from app.core.db import repositories as repo
-from app.core.db.models import ApiKey, User, utcnow
+from app.core.db.models import ApiKey, User, as_utc, utcnow
 from app.core.db.session import Database
 from app.core.errors import AppError, ErrorCode
 from app.core.logging import bind
@@ -123,7 +123,7 @@ def _principal_from_cookie(s: Session, claims: SessionClaims) -> Principal:
     if user is None or user.disabled_at is not None:
         raise AppError(ErrorCode.UNAUTHENTICATED, "session expired or account disabled")
     # A password change ends every session issued before it.
-    if claims.issued_ms < int(_aware(user.password_changed_at).timestamp() * 1000):
+    if claims.issued_ms < int(as_utc(user.password_changed_at).timestamp() * 1000):
         raise AppError(ErrorCode.UNAUTHENTICATED, "session ended by a password change: log in again")
     return Principal.from_user(user)
 
@@ -191,8 +191,8 @@ def login_with_password(db: Database, email: str, password: str) -> Principal:
             verify_password(password, DUMMY_HASH)
             raise AppError(ErrorCode.UNAUTHENTICATED, "invalid e-mail or password")
         actor = Actor(kind="user", id=user.id, name=user.name or user.email)
-        if user.locked_until is not None and _aware(user.locked_until) > now:
-            wait_s = (_aware(user.locked_until) - now).total_seconds()
+        if user.locked_until is not None and as_utc(user.locked_until) > now:
+            wait_s = (as_utc(user.locked_until) - now).total_seconds()
             failure = AppError(
                 ErrorCode.RATE_LIMITED,
                 f"too many failed logins for this account: try again in {int(wait_s) + 1} s",
@@ -225,8 +225,3 @@ def login_with_password(db: Database, email: str, password: str) -> Principal:
     if failure is not None:
         raise failure
     return principal
-
-
-def _aware(value: dt.datetime) -> dt.datetime:
-    # SQLite hands back naive datetimes for timezone-aware columns; they were written in UTC.
-    return value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)

@@ -9,7 +9,7 @@ import pytest
 
 from app.cli import migrate_database
 from app.core.db import repositories as repo
-from app.core.db.models import Document, IngestionJob
+from app.core.db.models import Document, IngestionJob, as_utc
 from app.core.db.session import Database
 from app.core.errors import AppError, ErrorCode
 from ingestion.service import IngestService, sanitize_filename
@@ -198,7 +198,7 @@ def _claimed_job(service, owner: str = "w1", lease_s: float = 60):  # noqa: ANN0
 def _lease(service, job_id: str):  # noqa: ANN001, ANN202
     with service.db.session() as s:
         job = s.get(IngestionJob, job_id)
-        return job.lease_owner, repo._aware(job.lease_expires_at), job.status
+        return job.lease_owner, as_utc(job.lease_expires_at), job.status
 
 
 def test_each_progress_write_renews_the_lease(service):

@@ -26,6 +26,11 @@ def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc)
 
 
+def as_utc(value: dt.datetime) -> dt.datetime:
+    """SQLite hands back naive datetimes for timezone-aware columns; they were written in UTC."""
+    return value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
+
+
 def new_id() -> str:
     return uuid.uuid4().hex
 

@@ -23,6 +23,7 @@ from app.core.db.models import (
     Tenant,
     TokenUsage,
     User,
+    as_utc,
     utcnow,
 )
 from app.core.errors import AppError, ErrorCode
@@ -302,7 +303,7 @@ def claim_job(*, session: Session, job_id: str, owner: str, lease_s: float, max_
     job = session.get(IngestionJob, job_id, with_for_update=True)
     if job is None or job.status in ("indexed", "failed"):
         return None
-    expires = _aware(job.lease_expires_at)
+    expires = as_utc(job.lease_expires_at) if job.lease_expires_at else None
     if job.lease_owner and expires and expires > now and job.lease_owner != owner:
         return None
     if job.attempts >= max_attempts:
@@ -312,12 +313,6 @@ def claim_job(*, session: Session, job_id: str, owner: str, lease_s: float, max_
     job.lease_expires_at = now + dt.timedelta(seconds=lease_s)
     session.flush()
     return job
-
-
-def _aware(value: dt.datetime | None) -> dt.datetime | None:
-    if value is not None and value.tzinfo is None:
-        return value.replace(tzinfo=dt.timezone.utc)
-    return value
 
 
 def list_stale_jobs(*, session: Session, limit: int = 100) -> list[IngestionJob]:
