@@ -1,5 +1,5 @@
 """Users: password login, lockout, roles, disable, password change, admin guards; the audit log and usage per
-user — on a real, migrated SQLite database with the Fake answer parts of ``test_api_auth_sse``."""
+user — on real, migrated SQLite and PostgreSQL databases with the Fake answer parts of ``test_api_auth_sse``."""
 
 from __future__ import annotations
 
@@ -18,9 +18,10 @@ pytestmark = pytest.mark.unit
 PASSWORD = "correct horse battery"
 
 
-@pytest.fixture
-def users_api(make_settings):
-    settings = make_settings(api={"requests_per_minute": 0, "tokens_per_minute": 0})
+@pytest.fixture(params=["sqlite", "postgresql"])
+def users_api(request, make_settings):
+    database = {"url": request.getfixturevalue("pg_url")} if request.param == "postgresql" else {}
+    settings = make_settings(api={"requests_per_minute": 0, "tokens_per_minute": 0}, database=database)
     container = fake_container(settings)
     with container.db.session() as s:
         _, admin_key = repo.create_api_key(session=s, tenant_id="acme", name="ops-key", role=Role.ADMIN)
