@@ -43,7 +43,7 @@ def build_vector_index(settings: Settings, root: Path, dim: int) -> VectorIndex:
         return _weaviate(settings, dim)
     from retrieval.vector import EmbeddedVectorIndex
 
-    return EmbeddedVectorIndex(Path(root) / "dense", dim)
+    return EmbeddedVectorIndex(Path(root) / "dense", dim, expansion_search=settings.index.hnsw_expansion_search)
 
 
 def build_indexes(settings: Settings, root: Path, dim: int) -> tuple[KeywordIndex, VectorIndex]:

@@ -58,6 +58,10 @@ class IndexSettings(BaseModel):
     weaviate_url: str = "http://127.0.0.1:8080"
     weaviate_grpc_port: int = 50051
     weaviate_api_key: str = ""
+    #: HNSW search breadth of the embedded vector index. Measured on random unit vectors (the hardest case) with a
+    #: perturbed stored vector as the query, recall@1 at 100k vectors: 0.79 at 64, 0.94 at 128, 0.99 at 256, for
+    #: 2.0 / 3.0 / 5.6 ms per query; at 1M vectors (333k per tenant) 64 gave 0.46.
+    hnsw_expansion_search: int = Field(default=256, ge=16, le=4096)
 
 
 class RetrievalSettings(BaseModel):

@@ -55,7 +55,7 @@ class EmbeddedVectorIndex:
         exact_max_rows: int = 8192,
         connectivity: int = 16,
         expansion_add: int = 64,
-        expansion_search: int = 64,
+        expansion_search: int = 256,
         wal_max_bytes: int = 256 * 1024 * 1024,
         refresh_interval_s: float = 1.0,
     ) -> None:

@@ -14,7 +14,7 @@ from usearch.index import Index
 
 
 class TenantGraphs:
-    def __init__(self, dim: int, connectivity: int = 16, expansion_add: int = 64, expansion_search: int = 64) -> None:
+    def __init__(self, dim: int, connectivity: int = 16, expansion_add: int = 64, expansion_search: int = 256) -> None:
         self.dim = dim
         self._args = (connectivity, expansion_add, expansion_search)
         self.graphs: dict[int, Index] = {}

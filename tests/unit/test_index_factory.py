@@ -44,3 +44,24 @@ def test_invalid_weaviate_settings_are_a_configuration_error(tmp_path: Path) -> 
     with pytest.raises(AppError) as err:
         build_vector_index(Settings(index=index), tmp_path, 8)
     assert err.value.code is ErrorCode.CONFIGURATION
+
+
+def test_hnsw_search_breadth_comes_from_settings_also_for_a_reopened_index(tmp_path: Path) -> None:
+    import numpy as np
+
+    from app.core.types import ChunkRecord
+
+    def settings(ef: int) -> Settings:
+        return Settings(index=IndexSettings(hnsw_expansion_search=ef))
+
+    vec = build_vector_index(settings(100), tmp_path, 8)
+    chunks = [
+        ChunkRecord(id=f"c{i}", tenant_id="t", document_id="d", document_version=1, title="T", text="x")
+        for i in range(20)
+    ]
+    vec.upsert_document("d", chunks, np.random.default_rng(0).standard_normal((20, 8)).astype(np.float32))
+    assert [g.expansion_search for g in vec._ann.graphs.values()] == [100]  # type: ignore[attr-defined]
+    vec.close()
+    again = build_vector_index(settings(300), tmp_path, 8)
+    assert [g.expansion_search for g in again._ann.graphs.values()] == [300]  # type: ignore[attr-defined]
+    again.close()
