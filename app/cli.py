@@ -224,6 +224,10 @@ def ask(
         console.print(f"[yellow]degraded: {', '.join(flags)}[/yellow]")
 
 
+def _groups(comma_separated: str | None) -> list[str]:
+    return [g.strip() for g in comma_separated.split(",")] if comma_separated else []
+
+
 @keys_cli.command("create")
 def keys_create(
     name: Annotated[str, typer.Option(help="a label for the key")] = "cli",
@@ -245,7 +249,7 @@ def keys_create(
             tenant_id=tenant or settings.default_tenant,
             name=name,
             role=role,
-            acl_groups=[g.strip() for g in acl_groups.split(",")] if acl_groups else [],
+            acl_groups=_groups(acl_groups),
         )
     db.dispose()
     console.print(secret if quiet else f"API key ({role.value}, tenant {tenant or settings.default_tenant}): {secret}")
@@ -268,10 +272,9 @@ def users_create(
     import secrets
 
     from app.core.db import repositories as repo
-    from app.core.db.models import utcnow
     from app.core.db.session import Database
     from app.core.errors import AppError
-    from app.core.passwords import hash_password, password_problem
+    from app.core.passwords import password_problem
 
     password = sys.stdin.readline().rstrip("\n") if password_stdin else secrets.token_urlsafe(12)
     problem = password_problem(password)
@@ -285,9 +288,8 @@ def users_create(
         with db.session() as s:
             existing = repo.get_user_by_email(session=s, email=email)
             if existing is not None and reset_existing:
-                existing.password_hash = hash_password(password)
-                existing.password_changed_at = utcnow()
-                existing.failed_logins, existing.locked_until, existing.disabled_at = 0, None, None
+                repo.set_user_password(existing, password, unlock=True)
+                existing.disabled_at = None
                 role, tenant = Role(existing.role), existing.tenant_id
             else:
                 repo.create_user(
@@ -297,7 +299,7 @@ def users_create(
                     name=name,
                     role=role,
                     password=password,
-                    acl_groups=[g.strip() for g in acl_groups.split(",")] if acl_groups else [],
+                    acl_groups=_groups(acl_groups),
                 )
     except AppError as exc:
         err.print(f"[red]{exc.message}[/red]")

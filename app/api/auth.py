@@ -190,7 +190,7 @@ def login_with_password(db: Database, email: str, password: str) -> Principal:
         if user is None:
             verify_password(password, DUMMY_HASH)
             raise AppError(ErrorCode.UNAUTHENTICATED, "invalid e-mail or password")
-        actor = Actor(kind="user", id=user.id, name=user.name or user.email)
+        principal = Principal.from_user(user)
         if user.locked_until is not None and as_utc(user.locked_until) > now:
             wait_s = (as_utc(user.locked_until) - now).total_seconds()
             failure = AppError(
@@ -210,7 +210,7 @@ def login_with_password(db: Database, email: str, password: str) -> Principal:
             repo.audit(
                 session=s,
                 tenant_id=user.tenant_id,
-                actor=actor,
+                actor=principal.actor,
                 action="session.login_failed",
                 detail={"reason": failure.code.value, "failed_logins": user.failed_logins},
             )
@@ -220,8 +220,7 @@ def login_with_password(db: Database, email: str, password: str) -> Principal:
             user.last_login_at = now
             if needs_rehash(user.password_hash):
                 user.password_hash = hash_password(password)
-            repo.audit(session=s, tenant_id=user.tenant_id, actor=actor, action="session.login")
-            principal = Principal.from_user(user)
+            repo.audit(session=s, tenant_id=user.tenant_id, actor=principal.actor, action="session.login")
     if failure is not None:
         raise failure
     return principal

@@ -19,9 +19,9 @@ from app.api.auth import (
     require,
 )
 from app.core.db import repositories as repo
-from app.core.db.models import User, utcnow
+from app.core.db.models import User
 from app.core.errors import AppError, ErrorCode
-from app.core.passwords import MAX_LENGTH, hash_password, password_problem, verify_password
+from app.core.passwords import MAX_LENGTH, password_problem, verify_password
 from app.core.types import Role
 
 router = APIRouter(prefix="/api/v1/auth", tags=["session"])
@@ -125,8 +125,7 @@ def change_password(
         user = s.get(User, principal.id)
         if user is None or not verify_password(body.current_password, user.password_hash):
             raise AppError(ErrorCode.UNAUTHENTICATED, "the current password is wrong")
-        user.password_hash = hash_password(body.new_password)
-        user.password_changed_at = utcnow()
+        repo.set_user_password(user, body.new_password)
         repo.audit(session=s, tenant_id=user.tenant_id, actor=principal.actor, action="user.password_change")
     # Sessions issued before the change are now refused; this browser gets a fresh one (and a new CSRF token).
     return session_response(request, principal)

@@ -12,7 +12,7 @@ from app.api.auth import Principal, require
 from app.core.db import repositories as repo
 from app.core.db.models import AuditEvent, User, utcnow
 from app.core.errors import AppError, ErrorCode
-from app.core.passwords import MAX_LENGTH, hash_password, password_problem
+from app.core.passwords import MAX_LENGTH, password_problem
 from app.core.types import Role
 
 router = APIRouter(prefix="/api/v1", tags=["users"])
@@ -140,9 +140,7 @@ def update_user(
             changes["disabled"] = body.disabled
         if body.password is not None:
             # An administrator's reset also ends the user's sessions.
-            row.password_hash = hash_password(body.password)
-            row.password_changed_at = utcnow()
-            row.failed_logins, row.locked_until = 0, None
+            repo.set_user_password(row, body.password, unlock=True)
             changes["password"] = "reset"
         if changes:
             repo.audit(

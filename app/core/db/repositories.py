@@ -129,6 +129,15 @@ def create_user(
     return row
 
 
+def set_user_password(user: User, password: str, *, unlock: bool = False) -> None:
+    """Store a new password; sessions issued before now are refused from here on. ``unlock`` also clears failed
+    logins and a lockout (an administrator's reset)."""
+    user.password_hash = hash_password(password)
+    user.password_changed_at = utcnow()
+    if unlock:
+        user.failed_logins, user.locked_until = 0, None
+
+
 def get_user_by_email(*, session: Session, email: str) -> User | None:
     return session.scalar(select(User).where(User.email == normalise_email(email)))
 
