@@ -117,18 +117,17 @@ class JobTracker:
 
     def retry_later(self, reason: str, delay_s: float) -> None:
         """Give the job back (status ``queued``, ``reason`` shown) for the sweeper to send again after ``delay_s``."""
-        with self.db.session() as s:
-            job = s.get(IngestionJob, self.job_id, with_for_update=self.owner is not None)
-            if job is None or (self.owner is not None and job.lease_owner != self.owner):
-                return
-            job.status = "queued"
-            job.failure_reason = reason
-            job.lease_owner = None
-            job.lease_expires_at = utcnow() + dt.timedelta(seconds=delay_s)
-            doc = s.get(Document, job.document_id)
-            if doc is not None and repo.latest_job(session=s, document_id=doc.id) is job:
-                doc.status = "queued"
-                doc.failure_reason = f"will retry in {delay_s:.0f} s: {reason}"
+        _settle(
+            self.db,
+            self.job_id,
+            self.owner,
+            job_fields={
+                "status": "queued",
+                "failure_reason": reason,
+                "lease_expires_at": utcnow() + dt.timedelta(seconds=delay_s),
+            },
+            doc_fields={"status": "queued", "failure_reason": f"will retry in {delay_s:.0f} s: {reason}"},
+        )
 
 
 class StageHandle:
@@ -147,16 +146,28 @@ class StageHandle:
 def mark_failed(db: Database, job_id: str, reason: str, *, owner: str | None = None) -> None:
     """Fail the job (and its document, if this is the document's latest job). With ``owner``, only while that owner
     still holds the lease."""
+    _settle(
+        db,
+        job_id,
+        owner,
+        job_fields={"status": "failed", "failure_reason": reason, "finished_at": utcnow(), "lease_expires_at": None},
+        doc_fields={"status": "failed", "failure_reason": reason},
+    )
+
+
+def _settle(
+    db: Database, job_id: str, owner: str | None, *, job_fields: dict[str, Any], doc_fields: dict[str, Any]
+) -> None:
+    """Release the job's lease and set ``job_fields`` on it, and ``doc_fields`` on its document if this is the
+    document's latest job. With ``owner``, only while that owner still holds the lease."""
     with db.session() as s:
         job = s.get(IngestionJob, job_id, with_for_update=owner is not None)
         if job is None or (owner is not None and job.lease_owner != owner):
             return
-        job.status = "failed"
-        job.failure_reason = reason
-        job.finished_at = utcnow()
         job.lease_owner = None
-        job.lease_expires_at = None
+        for name, value in job_fields.items():
+            setattr(job, name, value)
         doc = s.get(Document, job.document_id)
         if doc is not None and repo.latest_job(session=s, document_id=doc.id) is job:
-            doc.status = "failed"
-            doc.failure_reason = reason
+            for name, value in doc_fields.items():
+                setattr(doc, name, value)

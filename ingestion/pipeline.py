@@ -137,13 +137,14 @@ class IngestPipeline:
             except Exception as exc:  # noqa: BLE001 - every failure becomes a readable reason
                 reason = readable_reason(exc)
                 span.set_attribute("kbqa.failure_reason", reason)
-                if is_transient(exc) and attempt < cfg.max_attempts:
+                transient = is_transient(exc)
+                if transient and attempt < cfg.max_attempts:
                     delay = cfg.retry_backoff_s * 2 ** (attempt - 1)
                     log.warning("ingest job %s attempt %d: %s; retrying in %.0f s", job_id, attempt, reason, delay)
                     tracker.retry_later(reason, delay)
                 else:
                     log.warning("ingest job %s failed: %s", job_id, reason, exc_info=not isinstance(exc, AppError))
-                    if is_transient(exc):
+                    if transient:
                         reason = f"{reason} (gave up after {attempt} attempts)"
                     tracker.fail(reason)
         return self._status(job_id)

@@ -53,8 +53,8 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(DataError)
     async def _data(_: Request, exc: DataError) -> JSONResponse:
         # Values the database refuses to store, e.g. a NUL character in text on PostgreSQL: the sender's mistake.
-        log.info("database refused a value: %s", str(exc.orig).splitlines()[0] if exc.orig else exc)
         reason = str(exc.orig).splitlines()[0] if exc.orig else "a value cannot be stored"
+        log.info("database refused a value: %s", reason)
         return error_response(
             AppError(ErrorCode.VALIDATION, f"the request contains a value the database refuses: {reason}")
         )

@@ -85,28 +85,22 @@ class QuotaLimiter:
                 log.warning("Redis quota check failed; using in-process buckets")
         return bucket.take(key, cost, allow_debt=allow_debt)
 
-    def check_request(self, key_id: str) -> None:
-        if self._requests is None:
+    def _take_one(self, bucket: TokenBucket | None, name: str, key: str, refusal: str) -> None:
+        """Take one unit from ``key``'s bucket, or raise RATE_LIMITED with ``refusal`` and the wait."""
+        if bucket is None:
             return
-        ok, retry = self._take(self._requests, "req", key_id, 1)
+        ok, retry = self._take(bucket, name, key, 1)
         if not ok:
-            raise AppError(
-                ErrorCode.RATE_LIMITED,
-                f"request quota exceeded ({self.rpm} per minute)",
-                details={"retry_after_s": round(retry, 1)},
-            )
+            raise AppError(ErrorCode.RATE_LIMITED, refusal, details={"retry_after_s": round(retry, 1)})
+
+    def check_request(self, key_id: str) -> None:
+        self._take_one(self._requests, "req", key_id, f"request quota exceeded ({self.rpm} per minute)")
 
     def check_login(self, client: str) -> None:
         """Count one login attempt from ``client`` (an address); refuse when its bucket is empty."""
-        if self._logins is None:
-            return
-        ok, retry = self._take(self._logins, "login", client, 1)
-        if not ok:
-            raise AppError(
-                ErrorCode.RATE_LIMITED,
-                f"too many login attempts from your address ({self.lpm} per minute)",
-                details={"retry_after_s": round(retry, 1)},
-            )
+        self._take_one(
+            self._logins, "login", client, f"too many login attempts from your address ({self.lpm} per minute)"
+        )
 
     def check_tokens(self, key_id: str) -> None:
         """Refuse a new answer while the key's token bucket is empty (spent by earlier answers)."""
