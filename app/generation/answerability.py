@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from app.core.types import RankedChunk
@@ -111,27 +111,36 @@ _LEADING = {
 }
 
 
-def missing_name_words(question: str, chunks: Sequence[RankedChunk]) -> list[str]:
-    """Words of multi-word proper names in ``question`` that appear in none of ``chunks`` (title or text)."""
-    evidence = set(_WORD.findall(" ".join(f"{c.chunk.title} {c.chunk.text}" for c in chunks).lower()))
-    missing: list[str] = []
+def _names(question: str) -> Iterator[list[str]]:
+    """The words of each capitalised multi-word run in ``question``, leading question words dropped."""
     for match in _NAME.finditer(question):
         words = match.group(0).split()
         while words and words[0].lower() in _LEADING:
             words = words[1:]
-        if len(words) < 2:
-            continue
-        for word in words:
-            w = word.lower()
-            stem = w[:-1] if w.endswith("s") and len(w) > 4 else w
-            if not w.isdigit() and not {w, stem, stem + "s"} & evidence:
-                missing.append(w)
-    return missing
+        yield words
+
+
+def _evidence_tokens(chunks: Sequence[RankedChunk]) -> list[str]:
+    return _WORD.findall(" ".join(f"{c.chunk.title} {c.chunk.text}" for c in chunks).lower())
 
 
 def _forms(word: str) -> set[str]:
     stem = word[:-1] if word.endswith("s") and len(word) > 4 else word
     return {word, stem, stem + "s"}
+
+
+def missing_name_words(question: str, chunks: Sequence[RankedChunk]) -> list[str]:
+    """Words of multi-word proper names in ``question`` that appear in none of ``chunks`` (title or text)."""
+    evidence = set(_evidence_tokens(chunks))
+    missing: list[str] = []
+    for words in _names(question):
+        if len(words) < 2:
+            continue
+        for word in words:
+            w = word.lower()
+            if not w.isdigit() and not _forms(w) & evidence:
+                missing.append(w)
+    return missing
 
 
 # A name of three or more words ("Kestrel Outdoor Cam") whose last two words never stand side by side in the evidence
@@ -140,13 +149,10 @@ def _forms(word: str) -> set[str]:
 # on the demo KB it adds the Outdoor Cam and Smart Lock questions to the refused ones.
 def missing_name_tails(question: str, chunks: Sequence[RankedChunk]) -> list[str]:
     """The last two words of 3+-word proper names in ``question`` that never appear next to each other in ``chunks``."""
-    tokens = _WORD.findall(" ".join(f"{c.chunk.title} {c.chunk.text}" for c in chunks).lower())
+    tokens = _evidence_tokens(chunks)
     pairs = set(zip(tokens, tokens[1:], strict=False))
     missing: list[str] = []
-    for match in _NAME.finditer(question):
-        words = match.group(0).split()
-        while words and words[0].lower() in _LEADING:
-            words = words[1:]
+    for words in _names(question):
         if len([w for w in words if not w.isdigit()]) < 3:
             continue
         a, b = (w.lower().removesuffix("'s").strip("'’") for w in words[-2:])
