@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import pytest
+
+from tests.servers import free_port, wait_ready
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -77,15 +76,9 @@ class Server:
         )
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
 def server(tmp_path_factory) -> Iterator[Server]:
-    port = _free_port()
+    port = free_port()
     data = tmp_path_factory.mktemp("kbqa-e2e") / "data"
     env = {
         **os.environ,
@@ -106,19 +99,11 @@ def server(tmp_path_factory) -> Iterator[Server]:
         start_new_session=True,
     )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"server exited: {(data.parent / 'server.log').read_text()[-3000:]}")
-        try:
-            if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    else:
+    try:
+        wait_ready(url, proc, data.parent / "server.log", timeout_s=180)
+    except RuntimeError:
         proc.kill()
-        raise RuntimeError("server did not become ready")
+        raise
     yield Server(url=url, env=env)
     proc.terminate()
     try:

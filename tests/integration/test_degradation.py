@@ -16,18 +16,13 @@ from app.core.db import repositories as repo
 from app.core.db.session import Database
 from app.core.settings import Settings
 from app.core.types import Role
+from tests.servers import free_port
 from tests.sse import parse_sse
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
 DOCS = ["faq.md", "shipping-policy.md"]
-
-
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class SilentServer:
@@ -79,7 +74,7 @@ def _app_with_llm_at(tmp_path: Path, url: str):  # noqa: ANN202
 @pytest.mark.parametrize("failure", ["connection_refused", "no_first_token"])
 def test_llm_down_falls_back_to_a_flagged_extractive_answer(tmp_path, failure):
     silent = SilentServer() if failure == "no_first_token" else None
-    port = silent.port if silent else _closed_port()
+    port = silent.port if silent else free_port()
     container, app, key = _app_with_llm_at(tmp_path, f"http://127.0.0.1:{port}/v1")
     try:
         with TestClient(app) as client:
@@ -112,7 +107,7 @@ def test_database_down_is_a_fast_503_json(make_settings):
     from app.main import Container, create_app
 
     settings = make_settings()
-    db = Database(f"postgresql+psycopg://postgres@127.0.0.1:{_closed_port()}/kbqa", connect_timeout_s=2)
+    db = Database(f"postgresql+psycopg://postgres@127.0.0.1:{free_port()}/kbqa", connect_timeout_s=2)
 
     class Idle:
         def count(self, tenant_id=None):  # noqa: ANN001, ANN202
@@ -176,7 +171,7 @@ def test_weaviate_down_at_start_up_degrades_to_the_graph_and_nothing_is_stuck(tm
 
     down = Settings(
         **base,
-        index={"backend": "weaviate", "weaviate_url": f"http://127.0.0.1:{_closed_port()}"},
+        index={"backend": "weaviate", "weaviate_url": f"http://127.0.0.1:{free_port()}"},
         ingestion={"max_attempts": 2, "retry_backoff_s": 0.2},
     )
     container = build_container(down)  # must not raise although Weaviate is unreachable

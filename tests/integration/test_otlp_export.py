@@ -11,7 +11,6 @@ from __future__ import annotations
 import gzip
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -36,6 +35,7 @@ from app.core.db import repositories as repo
 from app.core.db.session import Database
 from app.core.settings import Settings
 from app.core.types import Role
+from tests.servers import free_port, wait_ready
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -142,12 +142,6 @@ class Collector:
         self._server.server_close()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _stop(proc: subprocess.Popen[bytes], timeout: float = 30) -> None:
     """SIGTERM to the main process (a Celery worker then shuts its pool down warmly), SIGKILL to the group if stuck."""
     if proc.poll() is None:
@@ -169,7 +163,7 @@ def collector() -> Iterator[Collector]:
 @pytest.fixture
 def stack(tmp_path, pg_url, redis_url, collector):  # noqa: ANN001, ANN201
     """Migrated PostgreSQL, then a real API process and a real worker process, both exporting to ``collector``."""
-    port = _free_port()
+    port = free_port()
     env = {
         **os.environ,
         "KBQA_DATA_DIR": str(tmp_path / "data"),
@@ -216,18 +210,7 @@ def stack(tmp_path, pg_url, redis_url, collector):  # noqa: ANN001, ANN201
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            if api.poll() is not None:
-                raise RuntimeError(f"API exited: {(logs / 'api.log').read_text()[-3000:]}")
-            try:
-                if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"API not ready: {(logs / 'api.log').read_text()[-3000:]}")
-            time.sleep(0.3)
+        wait_ready(url, api, logs / "api.log", timeout_s=120)
         yield url, key, db, api, worker, logs
     finally:
         for proc in (worker, api):

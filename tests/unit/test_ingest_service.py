@@ -306,23 +306,40 @@ class FakeFlakyEmbedder:
         return np.ones((len(texts), self.dim), dtype=np.float32)
 
 
-def test_a_job_that_meets_an_unavailable_service_is_retried_later_not_failed(make_settings, tmp_path):
+@pytest.fixture
+def flaky(make_settings, tmp_path):  # noqa: ANN201
+    """``make(**ingestion)``: a service with one submitted job and a pipeline whose first embedding call fails as if a
+    service were down; returns (service, job id, recording index, pipeline)."""
     from ingestion.pipeline import Indexes, IngestPipeline
 
-    settings = make_settings(ingestion={"max_attempts": 3, "retry_backoff_s": 0.05})
-    migrate_database(settings)
-    db = Database(settings.database_url)
-    dispatcher = FakeDispatcher()
-    svc = IngestService(settings=settings, db=db, dispatcher=dispatcher, indexes=FakeIndexes())
-    job_id = _submitted_job(svc)
-    idx = FakeRecordingIndex()
-    pipeline = IngestPipeline(
-        settings=settings,
-        db=db,
-        indexes=Indexes(keyword=idx, vector=idx, graph=idx, lock_path=tmp_path / "lock"),  # type: ignore[arg-type]
-        embedder=FakeFlakyEmbedder(),
-        extractor=FakeExtractor(),
-    )
+    dbs: list[Database] = []
+
+    def make(**ingestion):  # noqa: ANN003, ANN202
+        settings = make_settings(ingestion=ingestion)
+        migrate_database(settings)
+        db = Database(settings.database_url)
+        dbs.append(db)
+        svc = IngestService(settings=settings, db=db, dispatcher=FakeDispatcher(), indexes=FakeIndexes())
+        idx = FakeRecordingIndex()
+        pipeline = IngestPipeline(
+            settings=settings,
+            db=db,
+            indexes=Indexes(keyword=idx, vector=idx, graph=idx, lock_path=tmp_path / "lock"),  # type: ignore[arg-type]
+            embedder=FakeFlakyEmbedder(),
+            extractor=FakeExtractor(),
+        )
+        return svc, _submitted_job(svc), idx, pipeline
+
+    yield make
+    for db in dbs:
+        db.dispose()
+
+
+def test_a_job_that_meets_an_unavailable_service_is_retried_later_not_failed(flaky):
+    import time
+
+    svc, job_id, idx, pipeline = flaky(max_attempts=3, retry_backoff_s=0.05)
+    db, dispatcher = svc.db, svc.dispatcher
     assert pipeline.run(job_id, owner="w1") == "queued"
     with db.session() as s:
         job = s.get(IngestionJob, job_id)
@@ -330,8 +347,6 @@ def test_a_job_that_meets_an_unavailable_service_is_retried_later_not_failed(mak
         assert (job.attempts, job.lease_owner) == (1, None)
         assert doc.status == "queued" and doc.failure_reason.startswith("will retry in 0 s: vector index unavailable")
     dispatcher.sent.clear()
-    import time
-
     time.sleep(0.1)
     assert svc.sweep() == 1 and dispatcher.sent == [job_id]
     assert pipeline.run(job_id, owner="w2") == "indexed"
@@ -339,27 +354,11 @@ def test_a_job_that_meets_an_unavailable_service_is_retried_later_not_failed(mak
         job = s.get(IngestionJob, job_id)
         assert job.attempts == 2 and s.get(Document, job.document_id).failure_reason is None
     assert idx.upserts  # written on the second attempt
-    db.dispose()
 
 
-def test_a_service_down_through_every_attempt_fails_with_the_reason(make_settings, tmp_path):
-    from ingestion.pipeline import Indexes, IngestPipeline
-
-    settings = make_settings(ingestion={"max_attempts": 1})
-    migrate_database(settings)
-    db = Database(settings.database_url)
-    svc = IngestService(settings=settings, db=db, dispatcher=FakeDispatcher(), indexes=FakeIndexes())
-    job_id = _submitted_job(svc)
-    idx = FakeRecordingIndex()
-    pipeline = IngestPipeline(
-        settings=settings,
-        db=db,
-        indexes=Indexes(keyword=idx, vector=idx, graph=idx, lock_path=tmp_path / "lock"),  # type: ignore[arg-type]
-        embedder=FakeFlakyEmbedder(),
-        extractor=FakeExtractor(),
-    )
+def test_a_service_down_through_every_attempt_fails_with_the_reason(flaky):
+    svc, job_id, _, pipeline = flaky(max_attempts=1)
     assert pipeline.run(job_id, owner="w1") == "failed"
-    with db.session() as s:
+    with svc.db.session() as s:
         doc = s.get(Document, s.get(IngestionJob, job_id).document_id)
         assert doc.failure_reason == "vector index unavailable: connection refused (gave up after 1 attempts)"
-    db.dispose()
