@@ -12,7 +12,7 @@ DEMO_DOCS := $(sort $(wildcard demo/kb/*.md demo/kb/*.html demo/kb/*.docx demo/k
 DEMO_ADMIN ?= admin@example.com
 export KBQA_DATA_DIR
 
-.PHONY: help install install-test frontend run test test-python test-frontend bench bench-retrieval bench-ingest bench-answer lint demo-docs clean
+.PHONY: help install install-test services services-stop frontend run test test-python test-frontend bench bench-retrieval bench-ingest bench-answer lint demo-docs clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2}'
@@ -23,6 +23,12 @@ install: ## create .venv and install kbqa (idempotent)
 install-test: ## install everything the tests need (Python, frontend, headless Chromium)
 	@KBQA_EXTRAS=dev,local-llm bash scripts/install.sh
 	@bash scripts/install-test-extras.sh
+
+services: ## install (Debian) and start PostgreSQL and Redis for the tests on loopback (idempotent)
+	@bash scripts/test-services.sh >/dev/null
+
+services-stop: ## stop the test PostgreSQL and Redis that `make services` started
+	@bash scripts/test-services.sh stop
 
 frontend: ## build the web app into frontend/dist (needs npm)
 	@bash scripts/build-frontend.sh
@@ -37,12 +43,12 @@ run: install frontend ## start kbqa on http://127.0.0.1:8000 with the demo knowl
 	@echo "         -d '{\"question\":\"How long is the warranty on the Kestrel Hub?\"}' http://127.0.0.1:8000/api/v1/ask"; echo
 	@$(PY) -m app.cli serve
 
-test: install-test ## run every test (unit, integration, e2e) — needs PostgreSQL and Redis on localhost
+test: install-test services ## run every test (unit, integration, e2e); starts PostgreSQL and Redis itself
 	@$(MAKE) --no-print-directory test-frontend
 	@$(MAKE) --no-print-directory test-python
 
-test-python:
-	@$(PY) -m pytest -q --durations=15 tests
+test-python: services
+	@source .cache/test-services.env && KBQA_TEST_REQUIRE_SERVICES=1 $(PY) -m pytest -q --durations=15 tests
 
 test-frontend:
 	@bash scripts/build-frontend.sh --test

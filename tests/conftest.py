@@ -17,6 +17,15 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 REPO = Path(__file__).resolve().parent.parent
 PG_ADMIN_URL = os.environ.get("KBQA_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 REDIS_URL = os.environ.get("KBQA_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+# `make test` starts PostgreSQL and Redis itself and sets this: a missing service is then a failure, not a skip.
+REQUIRE_SERVICES = os.environ.get("KBQA_TEST_REQUIRE_SERVICES") == "1"
+
+
+def service_missing(reason: str) -> None:
+    """Skip a test whose server is not reachable, or fail it where the run promised to start that server."""
+    if REQUIRE_SERVICES:
+        pytest.fail(f"{reason} (KBQA_TEST_REQUIRE_SERVICES=1: `make services` should have started it)")
+    pytest.skip(reason)
 
 
 def eval_dir() -> Path:
@@ -62,7 +71,7 @@ def pg_url() -> Iterator[str]:
     import sqlalchemy as sa
 
     if not _pg_reachable():
-        pytest.skip(f"PostgreSQL not reachable at {PG_ADMIN_URL.split('@')[-1]}")
+        service_missing(f"PostgreSQL not reachable at {PG_ADMIN_URL.split('@')[-1]}")
     name = f"kbqa_t_{uuid.uuid4().hex[:12]}"
     admin = sa.create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
@@ -83,7 +92,7 @@ def redis_url() -> str:
     try:
         redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1).ping()
     except Exception:  # noqa: BLE001
-        pytest.skip(f"Redis not reachable at {REDIS_URL}")
+        service_missing(f"Redis not reachable at {REDIS_URL}")
     return REDIS_URL
 
 
