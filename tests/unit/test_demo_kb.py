@@ -1,9 +1,11 @@
-"""The demo knowledge base (demo/kb) and its evaluation questions (demo/questions.jsonl)."""
+"""The demo knowledge base (demo/kb) and its evaluation sets (demo/questions.jsonl, demo/support_questions.jsonl)."""
 
 from __future__ import annotations
 
+import html
 import importlib.util
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -18,6 +20,7 @@ pytestmark = pytest.mark.unit
 REPO = Path(__file__).resolve().parents[2]
 KB = REPO / "demo" / "kb"
 QUESTIONS = REPO / "demo" / "questions.jsonl"
+SUPPORT_QUESTIONS = REPO / "demo" / "support_questions.jsonl"
 SCRIPT = REPO / "scripts" / "build_demo_docs.py"
 FORMATS = {".md", ".html", ".docx", ".pdf"}
 
@@ -170,3 +173,96 @@ def test_check_mode_reports_missing_stale_and_duplicated_outputs(tmp_path: Path,
     assert any("kestrel-hub-user-manual.docx: missing" in e for e in errors), errors
     assert any("troubleshooting-guide.md: duplicates" in e for e in errors), errors
     assert any("privacy-and-data-retention-policy.pdf: stale" in e for e in errors), errors
+
+
+# ---------------------------------------------------------------- the support-style evaluation set
+
+SUPPORT_KEYS = {"id", "question", "answerable", "expected", "must_contain", "previous", "kind"}
+SUPPORT_KINDS = {"howto", "fact", "why", "unanswerable", "followup"}
+
+
+def _support_questions() -> list[dict]:
+    lines = SUPPORT_QUESTIONS.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def _answerable_support_questions() -> list[dict]:
+    return [q for q in _support_questions() if q["answerable"]]
+
+
+_HEADINGS_CACHE: dict[str, set[str]] = {}
+
+
+def _headings(name: str) -> set[str]:
+    """Heading texts of a KB file as written in its source: Markdown (the file or its src/ twin) or HTML <h1>-<h6>."""
+    if name not in _HEADINGS_CACHE:
+        path = KB / name
+        if path.suffix == ".html":
+            raw = re.findall(r"<h[1-6][^>]*>(.*?)</h[1-6]>", path.read_text("utf-8"), flags=re.S)
+            found = {builder.normalize(html.unescape(re.sub(r"<[^>]+>", "", h))) for h in raw}
+        else:
+            source = path if path.suffix == ".md" else KB / "src" / f"{path.stem}.md"
+            blocks = builder.parse_markdown(source.read_text("utf-8"))
+            found = {builder.normalize(h.text) for h in builder.headings_of(blocks)}
+        _HEADINGS_CACHE[name] = found
+    return _HEADINGS_CACHE[name]
+
+
+def test_support_questions_file_shape_and_counts() -> None:
+    questions = _support_questions()
+    assert all(set(q) == SUPPORT_KEYS for q in questions), [q.get("id") for q in questions if set(q) != SUPPORT_KEYS]
+    ids = [q["id"] for q in questions]
+    assert len(set(ids)) == len(ids), [i for i, n in Counter(ids).items() if n > 1]
+    assert all(re.fullmatch(r"s\d{3}", i) for i in ids), ids
+    assert all(q["kind"] in SUPPORT_KINDS for q in questions), Counter(q["kind"] for q in questions)
+    turns = Counter((q["previous"], q["question"]) for q in questions)
+    assert all(n == 1 for n in turns.values()), [t for t, n in turns.items() if n > 1]
+    unanswerable = [q for q in questions if not q["answerable"]]
+    followups = [q for q in questions if q["kind"] == "followup"]
+    assert len(questions) >= 130, len(questions)
+    assert len(unanswerable) >= 30, len(unanswerable)
+    assert len(followups) >= 20, len(followups)
+    assert all(isinstance(q["answerable"], bool) for q in questions)
+
+
+def test_support_unanswerable_questions_have_no_expected_answer() -> None:
+    for q in _support_questions():
+        if q["kind"] == "unanswerable":
+            assert q["answerable"] is False, q["id"]
+        if not q["answerable"]:
+            assert q["expected"] == [] and q["must_contain"] == [], q["id"]
+            assert q["kind"] in ("unanswerable", "followup"), q["id"]
+        else:
+            assert q["kind"] != "unanswerable", q["id"]
+            assert 1 <= len(q["expected"]) <= 3, q["id"]
+            assert 1 <= len(q["must_contain"]) <= 3, q["id"]
+            assert all(2 <= len(fact.split()) <= 8 for fact in q["must_contain"]), (q["id"], q["must_contain"])
+
+
+def test_support_followups_name_a_first_turn_of_the_set() -> None:
+    questions = _support_questions()
+    first_turns = {q["question"] for q in questions if q["previous"] is None}
+    for q in questions:
+        if q["kind"] == "followup":
+            assert q["previous"] in first_turns, (q["id"], q["previous"])
+        else:
+            assert q["previous"] is None, q["id"]
+
+
+@pytest.mark.parametrize("item", _answerable_support_questions(), ids=lambda q: q["id"])
+def test_support_expected_sections_exist(item: dict) -> None:
+    names = {p.name for p in _kb_files()}
+    for expected in item["expected"]:
+        assert set(expected) == {"file", "section"}, expected
+        assert expected["file"] in names, expected["file"]
+        section = builder.normalize(expected["section"])
+        assert section in _headings(expected["file"]), f"{section!r} is not a heading of {expected['file']}"
+        assert section.lower() in _text(expected["file"]).lower(), f"{section!r} not in the text of {expected['file']}"
+
+
+@pytest.mark.parametrize("item", _answerable_support_questions(), ids=lambda q: q["id"])
+def test_support_must_contain_facts_occur_in_an_expected_file(item: dict) -> None:
+    texts = [_text(e["file"]).lower() for e in item["expected"]]
+    for fact in item["must_contain"]:
+        needle = builder.normalize(fact).lower()
+        assert any(needle in text for text in texts), f"{fact!r} not in {[e['file'] for e in item['expected']]}"
