@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from app.core.types import Element
 
-CHUNKER_VERSION = "structure-v1"
+CHUNKER_VERSION = "structure-v2"
 
 _SENTENCE = re.compile(r"(?<=[.!?。])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9À-ÖØ-Þ])|\n+")
 _SKIP_KINDS = {"page_break"}
@@ -84,12 +84,18 @@ def _sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
 
 
+def _item_text(el: Element) -> str:
+    """A list item keeps its marker ("3." of an ordered list, "-" otherwise), so a chunk shows a list as a list."""
+    return f"{el.metadata.get('marker') or '-'} {el.text.strip()}"
+
+
 def _text_units(el: Element, limit: int, count: Callable[[str], int]) -> list[_Unit]:
-    n = count(el.text)
+    text = _item_text(el) if el.kind == "list_item" else el.text
+    n = count(text)
     if n <= limit:
-        return [_Unit(el.text, el.kind, n, el.page)]
+        return [_Unit(text, el.kind, n, el.page)]
     units: list[_Unit] = []
-    for sentence in _sentences(el.text):
+    for sentence in _sentences(text):
         pieces = [sentence] if count(sentence) <= limit else _split_words(sentence, limit, count)
         units += [_Unit(p, el.kind, count(p), el.page, cont=bool(units)) for p in pieces]
     return units
@@ -221,10 +227,14 @@ def _pack(section: _Section, target: int, overlap: int, count: Callable[[str], i
 
 
 def _render(path: tuple[str, ...], units: list[_Unit]) -> str:
+    """Breadcrumb, then one paragraph per unit (a unit that continues a paragraph joins it); the items of a list
+    stay together, one per line."""
     body: list[str] = []
     for i, unit in enumerate(units):
         if unit.cont and i > 0 and body:
             body[-1] += " " + unit.text
+        elif unit.kind == "list_item" and i > 0 and body and units[i - 1].kind == "list_item":
+            body[-1] += "\n" + unit.text
         else:
             body.append(unit.text)
     return "\n\n".join([breadcrumb(path), *body] if path else body)

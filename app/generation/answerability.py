@@ -18,9 +18,10 @@ import math
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from app.core.types import RankedChunk
-from app.generation.text import content_terms, overlap
+from app.generation.text import STOPWORDS, content_terms, overlap
 
 # Output of `python -m app.generation.calibrate` (seed 13; 24 of 48 SQuAD dev articles indexed = 1,065 paragraphs;
 # 300 answerable + 300 unanswerable questions; fitted on half, measured on the other half). The dense feature is the
@@ -178,3 +179,71 @@ def decide(question: str, chunks: Sequence[RankedChunk]) -> Decision:
         if missing:
             return Decision(False, p, {**f, "missing_name_words": float(len(missing))}, decision.model + "+names")
     return decision
+
+
+# --- Three outcomes -------------------------------------------------------------------------------------------------
+ANSWERED, PARTIAL, NOT_FOUND = "answered", "partial", "not_found"
+
+_NUMBER = re.compile(r"\b\d+(?:[.,:]\d+)*(?:\s?%|\s?(?:am|pm))?\b", re.IGNORECASE)
+_CODE = re.compile(r"\b(?=[\w\-]*\d)(?=[\w\-]*[A-Za-z])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*\b")  # E31, KC-200, 4.2.1
+_CAPITALISED = re.compile(r"(?<!^)(?<![.?!]\s)\b[A-Z][a-z][\w\-']*")
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The outcome for one question: ``answered``, ``partial`` (``missing``: what the question asks about that the
+    answering section does not mention) or ``not_found``."""
+
+    outcome: str
+    missing: tuple[str, ...]
+    decision: Decision
+
+
+def constraint_terms(question: str, *, names: bool = True) -> list[str]:
+    """What a question pins its answer to: codes (E31, KC-200), numbers, years and dates and (with ``names``)
+    capitalised names that are not the first word of a sentence. Lower-cased, in order, unique."""
+    found: list[str] = []
+    for pattern in (_CODE, _NUMBER, _CAPITALISED) if names else (_CODE, _NUMBER):
+        for m in pattern.finditer(question):
+            term = m.group(0).strip().lower().removesuffix("'s")
+            if term and term not in _LEADING and term not in STOPWORDS and term not in found:
+                found.append(term)
+    return found
+
+
+def _mentions(term: str, tokens: set[str], text: str) -> bool:
+    if " " in term or not term.isalnum():
+        return term in text
+    return bool(_forms(term) & tokens)
+
+
+def missing_constraints(question: str, unit_text: str, document_text: str = "") -> list[str]:
+    """Constraint terms of ``question`` (see :func:`constraint_terms`) that ``unit_text`` never mentions. A name
+    that the rest of the same document mentions is not missing: a general section ("A device shows as offline") of a
+    document that covers the named product ("Kestrel Cam 2") answers for it; codes and numbers must be in the unit."""
+    low, doc = unit_text.lower(), document_text.lower()
+    tokens, doc_tokens = set(_WORD.findall(low)), set(_WORD.findall(doc))
+    pinned = set(constraint_terms(question, names=False))
+    return [
+        t for t in constraint_terms(question)
+        if not _mentions(t, tokens, low) and (t in pinned or not _mentions(t, doc_tokens, doc))
+    ]
+
+
+def assess(question: str, chunks: Sequence[RankedChunk], unit: Any | None) -> Verdict:
+    """Three outcomes from the retrieval evidence and the chosen answering unit (an
+    :class:`app.generation.units.AnswerUnit`): not found when :func:`decide` refuses; partial when the unit leaves a
+    constraint of the question unmentioned; answered otherwise."""
+    decision = decide(question, chunks)
+    if not decision.answerable or unit is None:
+        return Verdict(NOT_FOUND, (), decision)
+    text = " ".join([unit.title, *unit.section_path, unit.text])
+    same_doc = " ".join(f"{c.chunk.section} {c.chunk.text}" for c in chunks if c.chunk.document_id == unit.document_id)
+    missing = missing_constraints(question, text, same_doc)
+    return Verdict(PARTIAL if missing else ANSWERED, tuple(missing), decision)
+
+
+def missing_text(missing: Sequence[str]) -> str:
+    """The sentence a partial answer ends with."""
+    listed = ", ".join(f"“{m}”" for m in missing)
+    return f"The documents found do not say anything about {listed}."

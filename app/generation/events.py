@@ -79,6 +79,10 @@ class Done(_Event):
     answer: str
     retrieval_timings_ms: dict[str, float] = field(default_factory=dict)
     retrieval_degraded: list[str] = field(default_factory=list)
+    outcome: str = "answered"
+    missing: list[str] = field(default_factory=list)
+    unit: dict[str, Any] | None = None
+    mode: str = "excerpt"
 
 
 @dataclass(slots=True)

@@ -24,6 +24,7 @@ from app.generation.events import Citations, Degraded, Done, Error, Event, Meta,
 from app.generation.prompt import PROMPT_TEMPLATE_VERSION, REFUSAL_TEXT, Prompt, build_prompt, source_dict
 from app.generation.resilience import CircuitBreaker, guarded_stream
 from app.generation.rewrite import rewrite_query
+from app.generation.units import AnswerUnit, rank_units, unit_first
 from retrieval.protocols import Embedder, Retriever
 
 log = logging.getLogger(__name__)
@@ -36,6 +37,19 @@ async def aclose(it: AsyncIterator[Any]) -> None:
         await close()
 
 REFUSAL_SOURCES = 3
+
+
+def _nearest(units: list[AnswerUnit], k: int) -> list[Any]:
+    """The best chunk of each of the ``k`` best units: the sections to look at when the answer is not found."""
+    return [max(u.chunks, key=lambda rc: rc.score) for u in units[:k]]
+
+
+def refusal_text(units: list[AnswerUnit]) -> str:
+    """The not-found answer, naming the nearest sections so the agent knows where to look."""
+    if not units:
+        return REFUSAL_TEXT
+    near = "; ".join(f"*{u.label}*" for u in units)
+    return f"{REFUSAL_TEXT} The nearest sections are: {near}."
 
 
 class AnswerPipeline:
@@ -77,7 +91,8 @@ class AnswerPipeline:
         timings: dict[str, float] = {}
         state: dict[str, Any] = {
             "answer": "", "prompt_tokens": 0, "refused": False, "degraded": False,
-            "retrieval_timings_ms": {}, "retrieval_degraded": [],
+            "retrieval_timings_ms": {}, "retrieval_degraded": [], "outcome": "not_found", "missing": [],
+            "unit": None, "mode": "excerpt",
         }
 
         def mark(name: str) -> None:
@@ -101,6 +116,7 @@ class AnswerPipeline:
             usage={"prompt_tokens": state["prompt_tokens"], "completion_tokens": completion},
             timings_ms=timings, refused=state["refused"], degraded=state["degraded"], answer=state["answer"],
             retrieval_timings_ms=state["retrieval_timings_ms"], retrieval_degraded=state["retrieval_degraded"],
+            outcome=state["outcome"], missing=state["missing"], unit=state["unit"], mode=state["mode"],
         )
 
     async def _answer(self, question, flt, history, top_k, state, mark) -> AsyncGenerator[Event, None]:  # type: ignore[no-untyped-def]
@@ -117,22 +133,31 @@ class AnswerPipeline:
             state["degraded"] = True
             yield Degraded(list(result.degraded))
 
-        decision = answerability.decide(query, result.chunks)
-        if not decision.answerable:
+        units = rank_units(query, result.chunks)
+        verdict = answerability.assess(query, result.chunks, units[0] if units else None)
+        state["outcome"], state["missing"] = verdict.outcome, list(verdict.missing)
+        if verdict.outcome == answerability.NOT_FOUND:
             state["refused"] = True
-            nearest = [source_dict(n, rc) for n, rc in enumerate(result.chunks[:REFUSAL_SOURCES], start=1)]
-            yield Sources(nearest)
+            nearest = _nearest(units, REFUSAL_SOURCES)
+            yield Sources([source_dict(n, rc) for n, rc in enumerate(nearest, start=1)])
             mark("sources")
-            state["answer"] = REFUSAL_TEXT
-            yield Token(REFUSAL_TEXT)
+            state["answer"] = refusal_text(units[:REFUSAL_SOURCES])
+            yield Token(state["answer"])
             yield Citations([])
             return
 
         open_breaker = self.breaker.state.value == "open" and self.llm is not self.fallback
         llm = self.fallback if open_breaker else self.llm
-        prompt = await asyncio.to_thread(self._prompt, llm, query, result.chunks, history)
+        unit = units[0]
+        ordered = unit_first(unit, result.chunks)
+        prompt = await asyncio.to_thread(self._prompt, llm, query, ordered, history)
         state["prompt_tokens"] = prompt.prompt_tokens
         sources = prompt.source_dicts()
+        state["unit"] = {
+            "label": unit.label, "document_id": unit.document_id, "section_path": list(unit.section_path),
+            "sources": [s["n"] for s in sources if s["chunk_id"] in {rc.chunk.id for rc in unit.chunks}],
+        }
+        state["mode"] = "excerpt" if llm.name == "extractive" else "generated"
         yield Sources(sources)
         mark("sources")
 
@@ -150,11 +175,14 @@ class AnswerPipeline:
                     state["answer"] += text
                     yield Token(text)
         tail = cites.flush()
+        if state["missing"] and not state["answer"].strip().startswith(REFUSAL_TEXT):
+            tail += "\n\n" + answerability.missing_text(state["missing"])
         if tail:
             state["answer"] += tail
             yield Token(tail)
         if state["answer"].strip().startswith(REFUSAL_TEXT):
             state["refused"] = True  # the model found no answer in the passages
+            state["outcome"] = answerability.NOT_FOUND
         citations = await asyncio.to_thread(check_support, state["answer"], sources, self.embedder)
         mark("citations")
         yield Citations(citations)

@@ -41,9 +41,19 @@ _QUESTION = re.compile(r"<question>\n(.*?)\n</question>", re.DOTALL)
 Counter = Callable[[str], int]
 
 
+#: "[2]", "[1, 3]", "[1][2]" written in a document: never a citation (only the composer or the model cites)
+_FORGED_MARKER = re.compile(r"\s?\[\s*\d+(?:\s*,\s*\d+)*\s*\]")
+
+
 def neutralise(text: str) -> str:
     """Make retrieved text unable to open or close our delimiters (``</passage>`` becomes ``‹/passage>``)."""
     return _TAG.sub(lambda m: "‹" + m.group(1) + m.group(2), text)
+
+
+def strip_markers(text: str) -> str:
+    """Remove citation-like markers that come from document text: a document containing "... [2] [1]" must not make
+    an answer that quotes it cite other passages."""
+    return _FORGED_MARKER.sub("", text)
 
 
 def render_passage(n: int, rc: RankedChunk, text: str) -> str:
@@ -53,7 +63,7 @@ def render_passage(n: int, rc: RankedChunk, text: str) -> str:
         attrs += f' section="{escape(neutralise(c.section))}"'
     if c.page_start is not None:
         attrs += f' pages="{c.page_start}-{c.page_end if c.page_end is not None else c.page_start}"'
-    return f"<passage {attrs}>\n{neutralise(text)}\n</passage>"
+    return f"<passage {attrs}>\n{neutralise(strip_markers(text))}\n</passage>"
 
 
 def render_question(question: str) -> str:

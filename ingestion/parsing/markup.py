@@ -89,7 +89,10 @@ class _HtmlWalker:
             elif name == "li":
                 self.flush()
                 nested = [c.extract() for c in child.find_all(["ul", "ol"])]
-                self.builder.add("list_item", child.get_text(" ", strip=True))
+                marker = "-"
+                if node.name == "ol":
+                    marker = f"{1 + sum(1 for s in child.find_previous_siblings('li'))}."
+                self.builder.add("list_item", child.get_text(" ", strip=True), marker=marker)
                 for sub in nested:
                     self.walk(sub)
             elif name == "br":
@@ -123,19 +126,26 @@ def markdown_into(text: str, builder: ElementBuilder) -> None:
     i = 0
     row: list[str] = []
     rows: list[list[str]] = []
-    list_depth = 0
+    lists: list[int | None] = []  # open lists, innermost last: the current item number (None: a bullet list)
     while i < len(tokens):
         tok = tokens[i]
         t = tok.type
         if t == "heading_open":
             builder.title(tokens[i + 1].content, int(tok.tag[1]))
             i += 2
-        elif t in ("bullet_list_open", "ordered_list_open"):
-            list_depth += 1
+        elif t == "bullet_list_open":
+            lists.append(None)
+        elif t == "ordered_list_open":
+            lists.append(int(tok.attrs.get("start") or 1) - 1)
         elif t in ("bullet_list_close", "ordered_list_close"):
-            list_depth -= 1
+            lists.pop()
+        elif t == "list_item_open" and lists and lists[-1] is not None:
+            lists[-1] += 1
         elif t == "inline" and tokens[i - 1].type == "paragraph_open":
-            builder.add("list_item" if list_depth else "text", tok.content)
+            if lists:
+                builder.add("list_item", tok.content, marker="-" if lists[-1] is None else f"{lists[-1]}.")
+            else:
+                builder.add("text", tok.content)
         elif t in ("fence", "code_block"):
             builder.add("code", tok.content, keep_layout=True, language=tok.info.strip())
         elif t == "html_block":

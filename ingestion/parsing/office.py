@@ -104,6 +104,7 @@ def _docx_elements(document: Any) -> ParsedDocument:
     has_pages = any(sum(_page_breaks(p)) for p in body.iter(f"{_W}p"))
     page: int | None = 1 if has_pages else None
     builder = ElementBuilder()
+    number = 0  # the item number within a run of "List Number" paragraphs
     for child in body.iterchildren():
         if child.tag == f"{_W}p":
             para = Paragraph(child, document)
@@ -113,10 +114,13 @@ def _docx_elements(document: Any) -> ParsedDocument:
             level = _docx_level(para)
             style = (para.style.name if para.style is not None else "") or ""
             if level:
+                number = 0
                 builder.title(para.text, level, page=page)
             elif "list" in style.lower() or child.find(f"{_W}pPr/{_W}numPr") is not None:
-                builder.add("list_item", para.text, page=page)
+                number = number + 1 if "number" in style.lower() else 0
+                builder.add("list_item", para.text, page=page, marker=f"{number}." if number else "-")
             else:
+                number = 0
                 builder.add(
                     "code" if "code" in style.lower() else "text",
                     para.text,

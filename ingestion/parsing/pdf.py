@@ -36,6 +36,7 @@ class _Line:
     size: float
     text: str
     table: list[list[Any]] | None = None
+    x0: float = 0.0
 
 
 def _open_checked(data: bytes) -> tuple[int | None, bytes, list[str]]:
@@ -90,7 +91,7 @@ def _page_lines(page: Any, number: int, with_tables: bool) -> tuple[list[_Line],
             continue
         sizes = [round(c.get("size", 0.0), 1) for c in tl["chars"] if not c["text"].isspace()]
         size = statistics.median(sizes) if sizes else 0.0
-        lines.append(_Line(number, tl["top"], tl["bottom"], size, text))
+        lines.append(_Line(number, tl["top"], tl["bottom"], size, text, x0=float(tl.get("x0", 0.0))))
     lines.sort(key=lambda ln: ln.top)
     return lines, bool(page.images)
 
@@ -104,7 +105,8 @@ def _join(parts: list[str]) -> str:
 
 
 def _running_lines(lines: list[_Line]) -> set[str]:
-    """Headers/footers: lines (digits ignored) at the top or bottom of at least half the pages (3 or more)."""
+    """Headers/footers: lines (digits ignored) at the top or bottom of every page of a 2- or 3-page document, or of
+    at least half the pages (3 or more) of a longer one."""
     by_page: dict[int, list[_Line]] = {}
     for ln in lines:
         if ln.table is None:
@@ -113,7 +115,8 @@ def _running_lines(lines: list[_Line]) -> set[str]:
     for page_lines in by_page.values():
         edge = {_DIGITS.sub("#", ln.text) for ln in page_lines[:2] + page_lines[-2:]}
         seen.update(edge)
-    needed = max(3, len(by_page) // 2)
+    # every page of a short document (a 2-page manual repeats its footer twice), half of a longer one
+    needed = len(by_page) if 2 <= len(by_page) <= 3 else max(3, len(by_page) // 2)
     return {text for text, n in seen.items() if n >= needed}
 
 
@@ -133,9 +136,15 @@ def _emit(lines: list[_Line], builder: ElementBuilder) -> None:
     para_page = 0
     prev: _Line | None = None
 
+    marker: list[str | None] = [None]  # the list marker of the paragraph being collected, None for plain text
+    item_x = [0.0]  # where the current list item's first line starts
+
     def flush() -> None:
         if para:
-            builder.add("text", _join(para), page=para_page)
+            if marker[0] is None:
+                builder.add("text", _join(para), page=para_page)
+            else:
+                builder.add("list_item", _join(para), page=para_page, marker=marker[0])
             para.clear()
 
     for ln in lines:
@@ -165,8 +174,13 @@ def _emit(lines: list[_Line], builder: ElementBuilder) -> None:
             prev = ln
             continue
         height = max(ln.bottom - ln.top, 1.0)
+        item = _LIST_ITEM.match(ln.text)
+        # a numbered or bulleted line starts a list item unless it continues a sentence ("... within\n5 days.")
+        starts_item = item is not None and (not para or para[-1].rstrip().endswith((".", ":", "!", "?", ")")))
         new_para = (
             prev is None
+            or starts_item
+            or (marker[0] is not None and item_x[0] - ln.x0 > 2.0)  # a line left of a list item's text ends it
             or prev.page != ln.page
             or ln.top - prev.bottom > 0.8 * height
             or abs(ln.size - prev.size) > 0.6
@@ -174,9 +188,20 @@ def _emit(lines: list[_Line], builder: ElementBuilder) -> None:
         if new_para:
             flush()
             para_page = ln.page
-        para.append(ln.text)
+            marker[0] = None
+        if starts_item and item is not None:
+            number = item.group(1)
+            marker[0] = f"{number.rstrip('.)')}." if number[0].isdigit() else "-"
+            item_x[0] = ln.x0 + 6.0  # the item's text starts right of its marker (a digit or bullet and a space)
+            para.append(ln.text[item.end():])
+        else:
+            para.append(ln.text)
         prev = ln
     flush()
+
+
+#: "1 Check ...", "2. Check ...", "3) ...", "• ...", "- ...": a list item's first line
+_LIST_ITEM = re.compile(r"^(\d{1,2}[.)]?(?=\s+[A-Z])|[•▪◦‣●○■–\-*](?=\s+\S))\s+")
 
 
 def _is_heading(ln: _Line, body: float) -> bool:

@@ -61,8 +61,10 @@ async def test_table_question_is_answered_by_its_row_only() -> None:
     msgs = messages("How long is the warranty on the Kestrel Hub?", chunk(1, WARRANTY, section),
                     chunk(2, PRIVACY, ("Privacy Policy", "Scope")))
     out = await complete(ExtractiveBackend(), msgs, max_tokens=200)
-    assert out.startswith("Kestrel Hub — Warranty period: 24 months [1].")
-    assert "Return and Warranty Policy" not in out
+    head, body = out.split("\n", 1)
+    assert head == "From *Doc 1 › Return and Warranty Policy › Limited warranty › Warranty periods*:"
+    assert body.startswith("Kestrel Hub — Warranty period: 24 months [1].")
+    assert "Return and Warranty Policy" not in body  # the breadcrumb line is never quoted
     assert "[2]" not in out and "Kestrel Cam 2" not in out
 
 
@@ -91,7 +93,7 @@ def test_abbreviations_do_not_end_a_sentence_or_lose_their_dot() -> None:
 @pytest.mark.asyncio
 async def test_abbreviation_keeps_its_dot_before_the_citation() -> None:
     msgs = messages("When do you close?", chunk(1, "We close at 5:00 p.m."))
-    assert await complete(ExtractiveBackend(), msgs, max_tokens=50) == "We close at 5:00 p.m. [1]"
+    assert await complete(ExtractiveBackend(), msgs, max_tokens=50) == "From *Doc 1*:\nWe close at 5:00 p.m. [1]"
 
 
 @pytest.mark.asyncio
@@ -100,4 +102,5 @@ async def test_faq_answer_is_scored_with_its_question() -> None:
            "Does the Hub need a subscription?\n\nThe Hub works without a plan.")
     msgs = messages("Can Kestrel Cam 2 be used outdoors?", chunk(1, faq, ("FAQ", "Cameras")))
     out = await complete(ExtractiveBackend(max_sentences=1), msgs, max_tokens=50)
-    assert out == "No. It is made for indoor use only [1]."  # the FAQ question line itself is never the answer
+    # the FAQ question line itself is never the answer
+    assert out == "From *Doc 1 › FAQ › Cameras*:\nNo. It is made for indoor use only [1]."

@@ -29,25 +29,38 @@ def messages(question: str, *texts: str) -> list[dict[str, str]]:
 
 
 @pytest.mark.asyncio
-async def test_extractive_picks_the_answer_sentence_with_citation() -> None:
+async def test_extractive_quotes_the_unit_it_is_given_first_with_citation() -> None:
     msgs = messages(
         "When did the oil embargo begin?",
-        "Cats sleep a lot. Dogs bark.",
         "Prices rose sharply. The oil embargo began in October 1973. It ended in March 1974.",
+        "Cats sleep a lot. Dogs bark.",
     )
     pieces = [p async for p in ExtractiveBackend(max_sentences=1).stream(msgs, max_tokens=100, stop=None,
                                                                           temperature=0)]
     assert len(pieces) > 3  # streamed in small pieces
-    assert "".join(pieces) == "The oil embargo began in October 1973 [2]."
+    assert "".join(pieces) == "From *Doc 1*:\nThe oil embargo began in October 1973 [1]."
+
+
+@pytest.mark.asyncio
+async def test_extractive_answers_from_the_first_section_not_the_best_sentence_anywhere() -> None:
+    """The pipeline puts the answering unit first; a better-matching sentence of another section is not stitched in
+    unless it makes a distinct point that nearly matches the unit's best."""
+    msgs = messages(
+        "When did the oil embargo begin?",
+        "The embargo on oil exports started in the autumn of 1973.",
+        "The oil embargo began in October 1973 and the oil embargo began the crisis.",
+    )
+    out = await complete(ExtractiveBackend(), msgs, max_tokens=100)
+    assert out.startswith("From *Doc 1*:\nThe embargo on oil exports started in the autumn of 1973 [1].")
 
 
 @pytest.mark.asyncio
 async def test_extractive_respects_max_tokens_and_stop() -> None:
     msgs = messages("oil embargo", "The oil embargo began in October 1973 after the war.")
-    short = await complete(ExtractiveBackend(), msgs, max_tokens=2)  # "The " and "oil " are one token each
-    assert short == "The oil "
+    short = await complete(ExtractiveBackend(), msgs, max_tokens=4)  # "From " and "*Doc " are two tokens each
+    assert short == "From *Doc "
     stopped = await complete(ExtractiveBackend(), msgs, max_tokens=100, stop=[" in "])
-    assert stopped == "The oil embargo began"
+    assert stopped == "From *Doc 1*:\nThe oil embargo began"
 
 
 def sse(*pieces: str) -> bytes:
@@ -181,8 +194,8 @@ class FakeEmbedder:
 
 async def test_extractive_embedding_breaks_lexical_ties_and_embeds_few_sentences() -> None:
     many = " ".join(f"Filler sentence number {i}." for i in range(20))
-    msgs = messages("What did the ticket cost?", many, "The ticket was blue. The ticket was 12 dollars.")
+    msgs = messages("What did the ticket cost?", "The ticket was blue. The ticket was 12 dollars. " + many)
     emb = FakeEmbedder()
     out = await complete(ExtractiveBackend(emb, max_sentences=1, embed_candidates=4), msgs, max_tokens=50)
-    assert out == "The ticket was 12 dollars [2]."
-    assert emb.batches == [5]  # the question + the 4 best lexical candidates, not all 22 sentences
+    assert out == "From *Doc 1*:\nThe ticket was 12 dollars [1]."
+    assert emb.batches[0] == 5  # the question + the 4 best lexical candidates, not all 22 sentences

@@ -120,7 +120,8 @@ async def test_refusal_when_evidence_absent() -> None:
     llm = FakeLLM(["should not be called"])
     events = await collect(pipeline(FakeRetriever([WEAK]), llm))
     assert types(events) == ["meta", "sources", "token", "citations", "done"]
-    assert events[2].text == REFUSAL_TEXT and events[-1].refused and llm.calls == 0
+    assert events[2].text.startswith(REFUSAL_TEXT) and events[-1].refused and llm.calls == 0
+    assert events[-1].outcome == "not_found" and "nearest sections" in events[2].text
     assert events[1].sources[0]["chunk_id"] == "c9"  # nearest sources are still shown
 
 

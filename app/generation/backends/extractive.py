@@ -1,12 +1,14 @@
-"""No-LLM backend: query-focused sentence selection from the prompt's passages, with ``[n]`` citations.
+"""No-LLM backend: the answer is quoted from the answering section, cited with ``[n]``.
 
-It reads the question and passages back from the prompt (:func:`app.generation.prompt.parse_prompt`), cuts each
-passage into candidate sentences (:func:`app.generation.text.answer_units`: the heading breadcrumb line is dropped,
-a markdown table becomes one "row — header: cell" sentence per data row), scores every candidate by idf-weighted
-query-term overlap (BM25-like, idf over the candidates) plus, when an embedder is given, the cosine between question
-and candidate embeddings, and streams the best candidates in small pieces. A candidate after the first is kept only
-when it is nearly as good as the best one and shares a content term with the question. Always available, so it is
-also the fallback when the LLM is down.
+The pipeline puts the answering unit (the chosen section, :mod:`app.generation.units`) first in the prompt; this
+backend reads the question and passages back from the prompt (:func:`app.generation.prompt.parse_prompt`), takes the
+leading passages of that one section as the unit and composes from it (:mod:`app.generation.compose`): steps as a
+numbered list for a how-to question, the best sentence or table row for a fact question, the lead sentences for a
+"why / what is" question, headed by where it comes from. Sentences are scored by idf-weighted query-term overlap
+(BM25-like, idf over the candidates) plus, when an embedder is given, the cosine between question and candidate
+embeddings. Always available, so it is also the fallback when the LLM is down.
+
+:meth:`ExtractiveBackend.select` (best sentences across all passages) remains for callers that have no unit.
 """
 
 from __future__ import annotations
@@ -16,16 +18,19 @@ import html
 import math
 import re
 from collections import Counter
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Sequence
 
 import numpy as np
 
+from app.generation.answerability import constraint_terms
+from app.generation.compose import Passage, cite, compose
 from app.generation.prompt import REFUSAL_TEXT, parse_prompt
-from app.generation.text import ABBREVIATION, answer_units_in_context, content_terms, estimate_tokens
+from app.generation.text import answer_units_in_context, content_terms, estimate_tokens, strip_breadcrumb
+from app.generation.units import unit_label
 from retrieval.protocols import Embedder
 
 _PIECE = re.compile(r"\S+\s*")
-_SECTION = re.compile(r'<passage id="(\d+)"[^>]*?\ssection="([^"]*)"')
+_ATTRS = re.compile(r'<passage id="(\d+)" title="([^"]*)"(?: section="([^"]*)")?')
 
 
 class ExtractiveBackend:
@@ -44,6 +49,7 @@ class ExtractiveBackend:
         embed_candidates: int = 8,
         secondary_ratio: float = 0.5,
         context_weight: float = 0.5,
+        constraint_weight: float = 0.5,
     ) -> None:
         self.embedder = embedder
         self.max_sentences = max_sentences
@@ -53,6 +59,7 @@ class ExtractiveBackend:
         self.embed_candidates = embed_candidates
         self.secondary_ratio = secondary_ratio
         self.context_weight = context_weight
+        self.constraint_weight = constraint_weight
 
     def count_tokens(self, text: str) -> int:
         return estimate_tokens(text)
@@ -75,28 +82,8 @@ class ExtractiveBackend:
             return []
         q_terms = set(content_terms(question))
         sent_terms = [set(content_terms(s)) for _, s, _ in cands]
-        # the heading, FAQ question or "...:" line above a candidate counts, at a lower weight, for its terms
         ctx_terms = [set(content_terms(c)) - own for (_, _, c), own in zip(cands, sent_terms, strict=True)]
-        df = Counter(t for terms in sent_terms for t in terms)
-        n_docs = len(cands)
-        idf = {t: math.log(1 + (n_docs - df[t] + 0.5) / (df[t] + 0.5)) for t in q_terms}
-        norm = sum(idf.values()) or 1.0
-        lexical = np.array(
-            [
-                (sum(idf[t] for t in q_terms & own) + self.context_weight * sum(idf[t] for t in q_terms & ctx)) / norm
-                for own, ctx in zip(sent_terms, ctx_terms, strict=True)
-            ],
-            dtype=np.float32,
-        )
-        scores = lexical.copy()
-        if self.embedder is not None:
-            # embed only the best lexical candidates: embedding every sentence costs seconds on 2 busy cores
-            top = np.argsort(-lexical, kind="stable")[: self.embed_candidates]
-            texts = [f"{cands[i][2]}: {cands[i][1]}" if cands[i][2] else cands[i][1] for i in top]
-            vecs = self.embedder.embed_documents([question, *texts])
-            scores[top] += self.embedding_weight * (vecs[1:] @ vecs[0])
-            rest = np.setdiff1d(np.arange(len(cands)), top)
-            scores[rest] -= 1.0  # never preferred over an embedded candidate
+        scores = self.score(question, [s for _, s, _ in cands], [c for _, _, c in cands])
         # a small prior for higher-ranked passages breaks ties toward the retriever's order
         scores = scores - 0.01 * np.array([n for n, _, _ in cands], dtype=np.float32)
         order = np.argsort(-scores, kind="stable")
@@ -109,13 +96,68 @@ class ExtractiveBackend:
                 picked.append(i)
         return [(cands[i][0], cands[i][1], float(scores[i])) for i in picked]
 
+    def score(self, question: str, texts: Sequence[str], contexts: Sequence[str] | None = None) -> np.ndarray:
+        """Relevance of each candidate to ``question``: idf-weighted share of the question's content terms (idf over
+        the candidates; the context line above a candidate -- heading, FAQ question, "...:" line -- counts at
+        ``context_weight``), plus ``embedding_weight`` x cosine for the ``embed_candidates`` best lexical candidates
+        (the others are never preferred over an embedded one)."""
+        contexts = contexts or [""] * len(texts)
+        q_terms = set(content_terms(question))
+        sent_terms = [set(content_terms(s)) for s in texts]
+        ctx_terms = [set(content_terms(c)) - own for c, own in zip(contexts, sent_terms, strict=True)]
+        df = Counter(t for terms in sent_terms for t in terms)
+        n_docs = len(texts)
+        idf = {t: math.log(1 + (n_docs - df[t] + 0.5) / (df[t] + 0.5)) for t in q_terms}
+        norm = sum(idf.values()) or 1.0
+        lexical = np.array(
+            [
+                (sum(idf[t] for t in q_terms & own) + self.context_weight * sum(idf[t] for t in q_terms & ctx)) / norm
+                for own, ctx in zip(sent_terms, ctx_terms, strict=True)
+            ],
+            dtype=np.float32,
+        )
+        # a code or number the question names ("E12", "24 months") picks the sentence or table row that has it
+        pinned = constraint_terms(question, names=False)
+        if pinned:
+            lexical += self.constraint_weight * np.array(
+                [sum(_has(t, s) for t in pinned) / len(pinned) for s in texts], dtype=np.float32
+            )
+        scores = lexical.copy()
+        if self.embedder is not None and len(texts):
+            # embed only the best lexical candidates: embedding every sentence costs seconds on 2 busy cores
+            top = np.argsort(-lexical, kind="stable")[: self.embed_candidates]
+            shown = [f"{contexts[i]}: {texts[i]}" if contexts[i] else texts[i] for i in top]
+            vecs = self.embedder.embed_documents([question, *shown])
+            scores[top] += self.embedding_weight * (vecs[1:] @ vecs[0])
+            rest = np.setdiff1d(np.arange(len(texts)), top)
+            scores[rest] -= 1.0
+        return scores
+
+    def answer(self, question: str, passages: list[tuple[int, str]], attrs: dict[int, tuple[str, str]]) -> str:
+        """The composed answer text for a parsed prompt (``attrs``: passage number -> (title, section))."""
+        if not passages:
+            return REFUSAL_TEXT
+        first = attrs.get(passages[0][0], ("", ""))
+        lead = 0
+        while lead < len(passages) and attrs.get(passages[lead][0], ("", "")) == first:
+            lead += 1
+        section = {n: attrs.get(n, ("", ""))[1] for n, _ in passages}
+        texts = dedupe_overlaps([t for _, t in passages[:lead]], [section[n] for n, _ in passages[:lead]])
+        unit = [Passage(n, t, section[n] or None) for (n, _), t in zip(passages[:lead], texts, strict=True)]
+        others = [Passage(n, t, section[n] or None) for n, t in passages[lead:]]
+        composed = compose(question, unit, others, unit_label(*first),
+                           scorer=lambda texts: [float(x) for x in self.score(question, texts)])
+        if composed is not None:
+            return composed.text
+        picked = self.select(question, passages, section)
+        picked = [p for p in picked if p[2] >= self.min_score] or picked[:1]
+        return " ".join(cite(s, n) for n, s, _ in picked) if picked else REFUSAL_TEXT
+
     async def stream(
         self, messages: list[dict[str, str]], *, max_tokens: int, stop: list[str] | None, temperature: float
     ) -> AsyncGenerator[str, None]:
         question, passages = parse_prompt(messages)
-        picked = await asyncio.to_thread(self.select, question, passages, _sections(messages))
-        picked = [p for p in picked if p[2] >= self.min_score] or picked[:1]
-        text = " ".join(_cite(s, n) for n, s, _ in picked) if picked else REFUSAL_TEXT
+        text = await asyncio.to_thread(self.answer, question, passages, _attrs(messages))
         if stop:
             cut = min((i for i in (text.find(s) for s in stop) if i >= 0), default=-1)
             text = text[:cut] if cut >= 0 else text
@@ -128,17 +170,37 @@ class ExtractiveBackend:
             await asyncio.sleep(0)
 
 
-def _sections(messages: list[dict[str, str]]) -> dict[int, str]:
-    """Passage number -> the ``section`` attribute of its tag in the last user message (the chunk's breadcrumb)."""
+def _attrs(messages: list[dict[str, str]]) -> dict[int, tuple[str, str]]:
+    """Passage number -> (title, section) from the passage tags of the last user message."""
     user = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
-    return {int(m.group(1)): html.unescape(m.group(2)) for m in _SECTION.finditer(user)}
+    return {
+        int(m.group(1)): (html.unescape(m.group(2)), html.unescape(m.group(3) or "")) for m in _ATTRS.finditer(user)
+    }
 
 
-def _cite(sentence: str, n: int) -> str:
-    """``"Paris is big."`` -> ``"Paris is big [1]."`` (the marker stays inside its sentence)."""
-    s = sentence.rstrip()
-    if ABBREVIATION.search(s):  # "until 5:00 p.m." keeps its abbreviation dot
-        return f"{s} [{n}]"
-    if s and s[-1] in ".!?":
-        return f"{s[:-1]} [{n}]{s[-1]}"
-    return f"{s} [{n}]."
+
+def dedupe_overlaps(texts: Sequence[str], sections: Sequence[str]) -> list[str]:
+    """Texts of consecutive chunks of one section with the overlap the chunker repeats at the start of each chunk
+    removed (breadcrumb kept), so a list or a sentence is not quoted twice."""
+    out: list[str] = []
+    prev_body = ""
+    for text, section in zip(texts, sections, strict=True):
+        body = strip_breadcrumb(text, section or None)
+        head = text[: len(text) - len(body)] if body and text.endswith(body) else ""
+        cut = _overlap(prev_body, body)
+        out.append(head + body[cut:].lstrip() if cut else text)
+        prev_body = body
+    return out
+
+
+def _overlap(prev: str, cur: str, min_chars: int = 12) -> int:
+    """Length of the longest prefix of ``cur`` that ``prev`` ends with (0 when shorter than ``min_chars``)."""
+    for k in range(min(len(prev), len(cur)), min_chars - 1, -1):
+        if prev.endswith(cur[:k]):
+            return k
+    return 0
+
+
+def _has(term: str, text: str) -> bool:
+    """``term`` occurs in ``text`` as a whole word (case-insensitive)."""
+    return re.search(rf"(?<![\w-]){re.escape(term)}(?![\w-])", text, re.IGNORECASE) is not None
