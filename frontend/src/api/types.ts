@@ -54,6 +54,22 @@ export interface MetaEvent {
   versions: Versions;
 }
 
+/** How the answer stands against the documents: answered; partial (some of what was asked is not in them); not found. */
+export type Outcome = "answered" | "partial" | "not_found";
+
+/** "excerpt": quoted from the documents by the extractive composer; "generated": written by a language model. */
+export type AnswerMode = "excerpt" | "generated";
+
+/** The section the answer comes from. */
+export interface AnswerUnit {
+  /** "Troubleshooting Guide › A device shows as offline" */
+  label: string;
+  document_id: string;
+  section_path: string[];
+  /** Numbers (`n`) of the `sources` entries that make up the section, in order. */
+  sources: number[];
+}
+
 export interface DoneEvent {
   usage: { prompt_tokens: number; completion_tokens: number };
   timings_ms: Record<string, number>;
@@ -64,6 +80,13 @@ export interface DoneEvent {
   retrieval_timings_ms?: Record<string, number>;
   /** Retrieval stages skipped because they failed or timed out (the `degraded` event's retrieval reasons). */
   retrieval_degraded?: string[];
+  /** Absent from older servers and from the `done` that follows an `error`. `refused` stays true for not_found. */
+  outcome?: Outcome;
+  /** What the question asks that the documents do not mention (partial answers). */
+  missing?: string[];
+  /** The answering section; null when nothing was answered. */
+  unit?: AnswerUnit | null;
+  mode?: AnswerMode;
 }
 
 /** One parsed event of the /ask stream, discriminated on `type`. */

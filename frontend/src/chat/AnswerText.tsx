@@ -1,64 +1,44 @@
-import type { ReactNode } from "react";
 import { CitationChip } from "./CitationChip";
-import { parseMarkdown, type Inline } from "./markdown";
+import { Markdown, type CiteRenderer } from "./Markdown";
 import type { Turn } from "./turns";
 import { chunkIdFor } from "./turns";
 
+type CiteSource = Pick<Turn, "citations" | "sources">;
+
+/** Each resolvable [n] marker of an answer becomes a citation chip that opens its passage; unknown ones stay text. */
+export function citationChips(turn: CiteSource, onOpenCitation: (chunkId: string) => void): CiteRenderer {
+  return (n, raw, key) => {
+    const chunkId = chunkIdFor(turn, n);
+    if (chunkId === null) return raw;
+    const cited = turn.citations.filter((c) => c.n === n);
+    const title = cited[0]?.title ?? turn.sources.find((s) => s.n === n)?.title;
+    return (
+      <CitationChip
+        key={key}
+        n={n}
+        title={title}
+        unsupported={cited.some((c) => !c.supported)}
+        onOpen={() => onOpenCitation(chunkId)}
+      />
+    );
+  };
+}
+
 interface Props {
   turn: Pick<Turn, "answer" | "citations" | "sources">;
+  /** The text to show; the whole answer by default. */
+  text?: string;
   onOpenCitation: (chunkId: string) => void;
 }
 
 /**
- * The answer as simple Markdown (paragraphs, lists, bold, code; see markdown.ts), built as React elements (no
- * HTML injection), with each resolvable [n] marker turned into a citation chip; unknown markers stay text.
+ * The answer as simple Markdown (paragraphs, lists, bold, italics, code; see markdown.ts), built as React elements
+ * (no HTML injection), with each resolvable [n] marker turned into a citation chip; unknown markers stay text.
  */
-export function AnswerText({ turn, onOpenCitation }: Props) {
-  function inline(nodes: Inline[], prefix: string): ReactNode[] {
-    return nodes.map((node, i) => {
-      const key = `${prefix}.${i}`;
-      switch (node.t) {
-        case "text":
-          return node.s;
-        case "br":
-          return <br key={key} />;
-        case "code":
-          return <code key={key}>{node.s}</code>;
-        case "strong":
-          return <strong key={key}>{inline(node.children, key)}</strong>;
-        case "cite": {
-          const chunkId = chunkIdFor(turn, node.n);
-          if (chunkId === null) return node.raw;
-          const cited = turn.citations.filter((c) => c.n === node.n);
-          const title = cited[0]?.title ?? turn.sources.find((s) => s.n === node.n)?.title;
-          return (
-            <CitationChip
-              key={key}
-              n={node.n}
-              title={title}
-              unsupported={cited.some((c) => !c.supported)}
-              onOpen={() => onOpenCitation(chunkId)}
-            />
-          );
-        }
-      }
-    });
-  }
-
+export function AnswerText({ turn, text = turn.answer, onOpenCitation }: Props) {
   return (
     <div className="answer-text">
-      {parseMarkdown(turn.answer).map((block, b) => {
-        const key = `b${b}`;
-        if (block.t === "p") return <p key={key}>{inline(block.content, key)}</p>;
-        const items = block.items.map((item, i) => <li key={i}>{inline(item, `${key}.${i}`)}</li>);
-        return block.t === "ul" ? (
-          <ul key={key}>{items}</ul>
-        ) : (
-          <ol key={key} start={block.start === 1 ? undefined : block.start}>
-            {items}
-          </ol>
-        );
-      })}
+      <Markdown text={text} cite={citationChips(turn, onOpenCitation)} />
     </div>
   );
 }

@@ -147,6 +147,74 @@ describe("ChatPage", () => {
     expect(bodies[1]).toEqual({ question: "Follow-up?", conversation_id: "conv1" });
   });
 
+  it("streams an excerpt answer: steps quoted under their section with its outcome, whole section on demand", async () => {
+    const steps = ["Hold the reset button for ten seconds.", "Wait for the light to blink.", "Sign in again."];
+    const answer = `From *Router Manual › Reset*:\n${steps.map((t, i) => `${i + 1}. ${t} [1]`).join("\n")}`;
+    const source = { ...SOURCE, text: `Setup > Reset\nTo reset the router:\n${steps.map((t, i) => `${i + 1}. ${t}`).join("\n")}` };
+    mockFetch({
+      ...baseRoutes,
+      "POST /api/v1/ask": () =>
+        streamResponse([
+          sse("meta", META),
+          sse("sources", { sources: [source] }),
+          sse("token", { text: answer }),
+          sse("citations", { citations: steps.map((sentence) => ({ ...CITATION, sentence })) }),
+          sse("done", {
+            ...DONE,
+            degraded: false,
+            answer,
+            outcome: "answered",
+            missing: [],
+            unit: { label: "Router Manual › Reset", document_id: "doc-1", section_path: ["Setup", "Reset"], sources: [1] },
+            mode: "excerpt",
+          }),
+        ]),
+    });
+    const user = userEvent.setup();
+    render(<ChatPage />);
+    await ask(user, "How do I reset the router?");
+    const quote = await screen.findByRole("figure", { name: "From Router Manual › Reset" });
+    expect(screen.getByText("Answered")).toBeInTheDocument();
+    expect(within(quote).getAllByRole("listitem").map((li) => li.textContent)).toEqual(steps.map((t) => `${t} [1]`));
+    await user.click(screen.getByRole("button", { name: "Show whole section" }));
+    const region = screen.getByRole("region", { name: "Whole section: Router Manual › Reset" });
+    expect(within(region).getByText("To reset the router:")).toBeInTheDocument();
+    await user.click(within(quote).getAllByRole("button", { name: "Citation 1: Router Manual" })[0]);
+    const panel = await screen.findByRole("complementary", { name: "Cited passage" });
+    expect(await within(panel).findByText(CHUNK.text)).toBeInTheDocument();
+  });
+
+  it("streams a not-found answer with the nearest sections to open", async () => {
+    mockFetch({
+      ...baseRoutes,
+      "POST /api/v1/ask": () =>
+        streamResponse([
+          sse("meta", META),
+          sse("sources", { sources: [SOURCE] }),
+          sse("token", { text: "I could not find this in the knowledge base. The nearest sections are: *Router Manual › Reset*." }),
+          sse("citations", { citations: [] }),
+          sse("done", {
+            ...DONE,
+            degraded: false,
+            refused: true,
+            answer: "I could not find this in the knowledge base. The nearest sections are: *Router Manual › Reset*.",
+            outcome: "not_found",
+            missing: [],
+            unit: null,
+            mode: "excerpt",
+          }),
+        ]),
+    });
+    const user = userEvent.setup();
+    render(<ChatPage />);
+    await ask(user, "What does the router cost in 2025?");
+    expect(await screen.findByText("Not found in the documents")).toBeInTheDocument();
+    const nearest = screen.getByRole("list", { name: "Nearest sections to look at:" });
+    await user.click(within(nearest).getByRole("button", { name: "Router Manual › Setup › Reset" }));
+    const panel = await screen.findByRole("complementary", { name: "Cited passage" });
+    expect(await within(panel).findByText(CHUNK.text)).toBeInTheDocument();
+  });
+
   it("sends thumbs feedback with a comment for the answer's message id", async () => {
     const feedback: unknown[] = [];
     mockFetch({

@@ -2,6 +2,9 @@ import { useState } from "react";
 import { citedSources, type Turn } from "./turns";
 import { AnswerText } from "./AnswerText";
 import { CitationChip } from "./CitationChip";
+import { isExcerpt, withoutMissingNote } from "./excerpt";
+import { ExcerptAnswer } from "./ExcerptAnswer";
+import { MissingNote, NearestSections, OutcomeBadge } from "./Outcome";
 import { FeedbackControls } from "./FeedbackControls";
 
 interface Props {
@@ -21,7 +24,7 @@ export const describeReason = (r: string) => REASONS[r] ?? r;
 function StatusBanners({ turn }: { turn: Turn }) {
   return (
     <>
-      {turn.refused && (
+      {turn.refused && !turn.outcome && (
         <div className="banner banner-refused" role="status">
           The assistant could not answer this from the knowledge base.
         </div>
@@ -59,17 +62,41 @@ function CopyButton({ text }: { text: string }) {
   );
 }
 
-/** One question and its answer, with banners, citation list, copy and feedback. */
+/** The finished answer's outcome: a badge above the answer, and below it what a partial answer's documents do not
+ * say or the sections a not-found answer points to. */
+function outcomeParts(turn: Turn, onOpenCitation: (chunkId: string) => void) {
+  const outcome = turn.status === "done" ? turn.outcome : null;
+  if (!outcome) return { badge: null, note: null };
+  let note = null;
+  if (outcome === "partial" && turn.missing.length > 0) note = <MissingNote missing={turn.missing} />;
+  if (outcome === "not_found") note = <NearestSections sources={turn.sources} onOpen={onOpenCitation} />;
+  return { badge: <OutcomeBadge outcome={outcome} />, note };
+}
+
+/** One question and its answer, with its outcome, banners, citation list, copy and feedback. An answer quoted from
+ * the documents is shown as quoted excerpts (see ExcerptAnswer); one a model wrote as text. */
 export function TurnView({ turn, onOpenCitation }: Props) {
   const finished = turn.status !== "streaming";
   const cited = citedSources(turn.citations);
+  const { badge, note } = outcomeParts(turn, onOpenCitation);
+  const partial = turn.status === "done" && turn.outcome === "partial" && turn.missing.length > 0;
   return (
     <article className="turn" aria-busy={!finished}>
       {turn.question && <p className="question">{turn.question}</p>}
       <div className="answer">
-        <AnswerText turn={turn} onOpenCitation={onOpenCitation} />
+        {badge}
+        {isExcerpt(turn) && turn.unit ? (
+          <ExcerptAnswer turn={{ ...turn, unit: turn.unit }} onOpenCitation={onOpenCitation} />
+        ) : (
+          <AnswerText
+            turn={turn}
+            text={partial ? withoutMissingNote(turn.answer) : turn.answer}
+            onOpenCitation={onOpenCitation}
+          />
+        )}
         {!finished && !turn.answer && <span className="thinking">Thinking…</span>}
       </div>
+      {note}
       <StatusBanners turn={turn} />
       {cited.length > 0 && (
         <ul className="citation-list" aria-label="Citations">

@@ -24,6 +24,27 @@ describe("parseInline", () => {
     expect(parseInline("**still stream")).toEqual([{ t: "text", s: "**still stream" }]);
     expect(parseInline("2 ** 3 and a * b")).toEqual([{ t: "text", s: "2 ** 3 and a * b" }]);
   });
+
+  it("reads *italics* (the section an excerpt answer names), keeping stray stars literal", () => {
+    expect(parseInline("From *Guide › Offline*:")).toEqual([
+      { t: "text", s: "From " },
+      { t: "em", children: [{ t: "text", s: "Guide › Offline" }] },
+      { t: "text", s: ":" },
+    ]);
+    expect(parseInline("*A*; *B [2]*")).toEqual([
+      { t: "em", children: [{ t: "text", s: "A" }] },
+      { t: "text", s: "; " },
+      { t: "em", children: [{ t: "text", s: "B " }, { t: "cite", n: 2, raw: "[2]" }] },
+    ]);
+    expect(parseInline("**bold** and *it*")).toEqual([
+      { t: "strong", children: [{ t: "text", s: "bold" }] },
+      { t: "text", s: " and " },
+      { t: "em", children: [{ t: "text", s: "it" }] },
+    ]);
+    for (const literal of ["2 * 3 * 4", "*still stream", "a *b * c", "**", "* item"]) {
+      expect(parseInline(literal)).toEqual([{ t: "text", s: literal }]);
+    }
+  });
 });
 
 describe("parseMarkdown", () => {

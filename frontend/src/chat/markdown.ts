@@ -1,5 +1,6 @@
 // A small, safe subset of Markdown for answers: paragraphs (single newlines become line breaks), bullet and
-// numbered lists, **bold**, `code`, and [n] citation markers. It produces a tree that React renders as elements,
+// numbered lists, **bold**, *italics* (excerpt answers name their section as "From *Guide › Section*:"), `code`,
+// and [n] citation markers. It produces a tree that React renders as elements,
 // so nothing in an answer is ever interpreted as HTML. Anything else stays literal text, which also holds for an
 // unfinished **bold or `code while an answer is still streaming.
 
@@ -7,6 +8,7 @@ export type Inline =
   | { t: "text"; s: string }
   | { t: "code"; s: string }
   | { t: "strong"; children: Inline[] }
+  | { t: "em"; children: Inline[] }
   | { t: "cite"; n: number; raw: string }
   | { t: "br" };
 
@@ -15,8 +17,9 @@ export type Block =
   | { t: "ul"; items: Inline[][] }
   | { t: "ol"; start: number; items: Inline[][] };
 
-// code first, so a [1] inside `...` stays literal; bold needs non-space just inside its ** pair.
-const INLINE = /`([^`\n]+)`|\*\*(?=\S)([^\n]*?\S)\*\*|\[(\d{1,4})\]/g;
+// code first, so a [1] inside `...` stays literal; bold and italics need non-space just inside their * pairs, and
+// italics no * inside (so "2 * 3 * 4" and an unfinished **bold stay text).
+const INLINE = /`([^`\n]+)`|\*\*(?=\S)([^\n]*?\S)\*\*|\*([^\s*](?:[^*\n]*?[^\s*])?)\*(?!\*)|\[(\d{1,4})\]/g;
 
 export function parseInline(text: string): Inline[] {
   const out: Inline[] = [];
@@ -32,7 +35,8 @@ export function parseInline(text: string): Inline[] {
     push(text.slice(last, at));
     if (m[1] !== undefined) out.push({ t: "code", s: m[1] });
     else if (m[2] !== undefined) out.push({ t: "strong", children: parseInline(m[2]) });
-    else out.push({ t: "cite", n: Number(m[3]), raw: m[0] });
+    else if (m[3] !== undefined) out.push({ t: "em", children: parseInline(m[3]) });
+    else out.push({ t: "cite", n: Number(m[4]), raw: m[0] });
     last = at + m[0].length;
   }
   push(text.slice(last));

@@ -41,6 +41,30 @@ describe("turns", () => {
     expect(t).toMatchObject({ status: "done", answer: "final", refused: true });
   });
 
+  it("takes the outcome, what is missing, the answering section and the mode from done", () => {
+    const unit = { label: "Guide › Offline", document_id: "d1", section_path: ["Guide", "Offline"], sources: [2, 1] };
+    let t = newTurn("q");
+    expect(t).toMatchObject({ outcome: null, missing: [], unit: null, mode: null });
+    t = applyEvent(t, {
+      type: "done",
+      data: {
+        answer: "From *Guide › Offline*:\n1. Plug it in [2]",
+        refused: false,
+        degraded: false,
+        usage: { prompt_tokens: 1, completion_tokens: 1 },
+        timings_ms: {},
+        outcome: "partial",
+        missing: ["2025"],
+        unit,
+        mode: "excerpt",
+      },
+    });
+    expect(t).toMatchObject({ status: "done", outcome: "partial", missing: ["2025"], unit, mode: "excerpt" });
+    // an older server, or the done after an error, sends none of them
+    t = applyEvent(newTurn("q"), { type: "done", data: { error: true } as never });
+    expect(t).toMatchObject({ outcome: null, missing: [], unit: null, mode: null });
+  });
+
   it("rebuilds turns from stored messages", () => {
     const turns = turnsFromMessages([
       { id: "u1", role: "user", content: "Q1", created_at: "" },

@@ -1,5 +1,5 @@
 // Chat state: one Turn per question and its (streamed) answer. `applyEvent` folds /ask events into a turn.
-import type { AskEvent, Citation, ConversationMessage, Source } from "../api/types";
+import type { AnswerMode, AnswerUnit, AskEvent, Citation, ConversationMessage, Outcome, Source } from "../api/types";
 
 export type TurnStatus = "streaming" | "done" | "stopped" | "error";
 
@@ -13,6 +13,11 @@ export interface Turn {
   degradedReasons: string[];
   degraded: boolean;
   refused: boolean;
+  /** From `done`; null while streaming, for stored answers and from servers that do not send it. */
+  outcome: Outcome | null;
+  missing: string[];
+  unit: AnswerUnit | null;
+  mode: AnswerMode | null;
   status: TurnStatus;
   error: string | null;
 }
@@ -31,6 +36,10 @@ export function newTurn(question: string): Turn {
     degradedReasons: [],
     degraded: false,
     refused: false,
+    outcome: null,
+    missing: [],
+    unit: null,
+    mode: null,
     status: "streaming",
     error: null,
   };
@@ -56,6 +65,10 @@ export function applyEvent(turn: Turn, ev: AskEvent): Turn {
         // After a mid-stream error the server's final `done` carries only {error: true}.
         refused: Boolean(ev.data.refused),
         degraded: turn.degraded || Boolean(ev.data.degraded),
+        outcome: ev.data.outcome ?? null,
+        missing: ev.data.missing ?? [],
+        unit: ev.data.unit ?? null,
+        mode: ev.data.mode ?? null,
         status: turn.status === "error" ? "error" : "done",
       };
     case "error":
