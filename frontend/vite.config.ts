@@ -15,5 +15,7 @@ export default defineConfig({
     globals: true,
     setupFiles: ["./src/test/setup.ts"],
     include: ["src/**/*.test.{ts,tsx}"],
+    // Typing-driven tests take several seconds on a busy two-core machine; the 5 s default made them flaky there.
+    testTimeout: 20_000,
   },
 });
