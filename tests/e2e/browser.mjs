@@ -5,7 +5,8 @@
 //
 // Signs in (with EMAIL and PASSWORD when both are set, otherwise with API_KEY; the account needs the editor or admin
 // role), uploads a small Markdown file, waits until it is indexed, asks a question about it, opens a citation, gives
-// feedback; as an admin, checks the Admin page (users, audit log with the upload). Runs axe-core (WCAG 2.1 A/AA) on
+// feedback; uploads a troubleshooting guide and asks a how-to question, whose answer must quote the section's five
+// steps as a numbered list under the section's title, and opens "Show whole section" (screenshot answer-steps.png); as an admin, checks the Admin page (users, audit log with the upload). Runs axe-core (WCAG 2.1 A/AA) on
 // the login, chat, portal and admin screens and fails on serious or critical findings; asks and opens a citation
 // with the keyboard alone. Then checks that chat and the
 // upload portal (and Admin) fit 1366x768 and 1024x768 without sideways scrolling. With OTHER_EMAIL and
@@ -57,6 +58,30 @@ Calibration takes about seven minutes and must be done at room temperature.
 Clean the Zephyr widget's intake grille with a dry brush once a week. (run ${RUN_ID})
 `;
 const QUESTION = "How often must the Zephyr widget be calibrated?";
+// A how-to question whose answer is a section's numbered steps, quoted whole.
+const STEPS_FILENAME = `e2e-kestrel-${RUN_ID}.md`;
+const STEPS_SECTION = "A device shows as offline";
+const STEPS = [
+  "Check that the camera's status light is on and its power adapter is plugged in.",
+  "Make sure the Wi-Fi router is on and other devices can reach the internet.",
+  "Move the camera within 10 metres of the router, or add a Wi-Fi extender.",
+  "Restart the camera by unplugging it for ten seconds.",
+  "If it still shows as offline, remove the camera in the Kestrel Home app and add it again.",
+];
+const STEPS_DOCUMENT = `# Troubleshooting Guide
+
+## ${STEPS_SECTION}
+
+If a Kestrel camera shows as offline in the Kestrel Home app, check these in order:
+
+${STEPS.map((s, i) => `${i + 1}. ${s}`).join("\n")}
+
+## Motion alerts arrive late
+
+Motion alerts can take up to a minute when the phone is in battery saver mode. Allow the Kestrel Home app to run in
+the background.
+`;
+const STEPS_QUESTION = "My Kestrel camera keeps going offline. What should I check?";
 
 const consoleErrors = [];
 const accessibility = {};
@@ -241,6 +266,45 @@ async function run(page) {
   } else {
     throw new Error("the keyboard-asked answer has no citation chip");
   }
+
+  step = "numbered steps";
+  // Upload a guide, ask a how-to question in a new conversation: the answer quotes the section's steps as a numbered
+  // list under the section's title; "Show whole section" reveals the section's passages.
+  await page.getByRole("button", { name: "Documents", exact: true }).click();
+  await page.locator("#file-input").setInputFiles({ name: STEPS_FILENAME, mimeType: "text/markdown", buffer: Buffer.from(STEPS_DOCUMENT) });
+  const guide = page.getByRole("listitem", { name: STEPS_FILENAME });
+  const guideStatus = guide.locator(".upload-head .status");
+  await guideStatus.filter({ hasText: /^(indexed|failed)$/ }).waitFor({ timeout: INDEX_TIMEOUT_MS });
+  if ((await guideStatus.textContent())?.trim() !== "indexed") throw new Error(`${STEPS_FILENAME} did not index: ${await guide.textContent()}`);
+  await page.getByRole("button", { name: "Chat", exact: true }).click();
+  await page.getByRole("button", { name: "New conversation" }).click();
+  await page.getByLabel("Question").fill(STEPS_QUESTION);
+  await page.getByLabel("Question").press("Enter");
+  const stepsTurn = page.locator("article.turn").first();
+  // the outcome label appears once the done event has arrived
+  await page.locator('article.turn[aria-busy="false"]').first().waitFor({ timeout: ANSWER_TIMEOUT_MS });
+  if (await stepsTurn.locator(".banner-error").count()) throw new Error(`answer failed: ${await stepsTurn.locator(".banner-error").textContent()}`);
+  const outcome = (await stepsTurn.locator(".outcome-badge").textContent({ timeout: 5_000 }))?.trim();
+  log(`steps answer outcome: ${outcome}; answer: ${((await stepsTurn.locator(".answer-text").textContent()) ?? "").slice(0, 300)}`);
+  if (outcome !== "Answered" && outcome !== "Partial answer") throw new Error(`the how-to question was not answered (${outcome})`);
+  const excerpt = stepsTurn.getByRole("figure", { name: new RegExp(`^From .*${STEPS_SECTION}$`) });
+  await excerpt.waitFor({ timeout: 5_000 });
+  const caption = (await excerpt.locator("figcaption").textContent()) ?? "";
+  if (!caption.includes(STEPS_SECTION)) throw new Error(`the quote is not titled with its section: ${caption}`);
+  const items = (await excerpt.locator("blockquote ol > li").allTextContents()).map((t) => t.replace(/\s*\[\d+\]/g, "").trim());
+  if (JSON.stringify(items) !== JSON.stringify(STEPS)) throw new Error(`the steps are not quoted whole and in order as a numbered list: ${JSON.stringify(items)}`);
+  const whole = stepsTurn.getByRole("button", { name: "Show whole section" });
+  if ((await whole.getAttribute("aria-expanded")) !== "false") throw new Error("Show whole section starts expanded");
+  await whole.click();
+  const toggle = stepsTurn.getByRole("button", { name: "Hide whole section" });
+  if ((await toggle.getAttribute("aria-expanded")) !== "true") throw new Error("Show whole section did not expand");
+  const region = stepsTurn.getByRole("region", { name: /^Whole section: / });
+  await region.waitFor();
+  const regionText = (await region.textContent()) ?? "";
+  if (!regionText.includes(STEPS[4])) throw new Error(`the whole section lacks the last step: ${regionText.slice(0, 300)}`);
+  await shot(page, "answer-steps");
+  await assertAccessible(page, "chat with an excerpt answer");
+  log(`numbered steps: ${items.length} steps quoted under "${caption.trim()}"; the whole section shown`);
 
   for (const viewport of VIEWPORTS) {
     step = `layout at ${viewport.width}x${viewport.height}`;

@@ -83,7 +83,7 @@ function docView(d, withStages = false) {
   const status = failing ? "failed" : done >= STAGES.length ? "indexed" : done === 0 && elapsed < 100 ? "queued" : STAGES[done];
   const out = {
     id: d.id, title: d.title, filename: d.filename, doc_type: "md", status, version: d.version,
-    chunk_count: status === "indexed" ? 1 : 0, failure_reason: failing ? "fake parser failure" : null,
+    chunk_count: status === "indexed" ? [...chunks.values()].filter((c) => c.document_id === d.id).length : 0, failure_reason: failing ? "fake parser failure" : null,
     updated_at: new Date(d.startedAt).toISOString(), size_bytes: d.size,
   };
   if (withStages) {
@@ -104,10 +104,17 @@ function upload(principal, buf, req, res) {
     const text = f.value.toString("utf8");
     const id = randomUUID();
     const title = /^# (.+)$/m.exec(text)?.[1] ?? f.filename;
-    const section = /^## (.+)$/m.exec(text)?.[1];
     docs.set(id, { id, tenant: principal.tenant, filename: f.filename, title, version: 1, size: f.value.length, startedAt: Date.now(), failOnce: f.filename.includes("fail") });
     record(principal, "document.upload", id, { filename: f.filename, bytes: f.value.length });
-    chunks.set(`${id}-c1`, { chunk_id: `${id}-c1`, document_id: id, title, section_path: section ? [title, section] : [title], page_start: null, page_end: null, text });
+    // one chunk per "## " section, its text headed by the heading path like the real chunker's
+    const sections = text.split(/^## /m).slice(1);
+    (sections.length ? sections : [text]).forEach((part, i) => {
+      const heading = sections.length ? part.split("\n")[0].trim() : null;
+      const section_path = heading ? [title, heading] : [title];
+      const body = heading ? part.slice(part.indexOf("\n") + 1).trim() : text;
+      const chunk_id = `${id}-c${i + 1}`;
+      chunks.set(chunk_id, { chunk_id, document_id: id, title, section_path, page_start: null, page_end: null, text: `${section_path.join(" > ")}\n${body}` });
+    });
     return { id, filename: f.filename, status: "queued", duplicate: false };
   });
   send(res, 202, { documents: out });
@@ -119,7 +126,13 @@ async function ask(principal, body, res) {
   const conv = conversations.get(convId) ?? { id: convId, tenant: principal.tenant, title: question.slice(0, 60), messages: [] };
   conversations.set(convId, conv);
   const messageId = randomUUID();
-  const chunk = [...chunks.values()].filter((c) => docs.get(c.document_id)?.tenant === principal.tenant).at(-1);
+  // the tenant's passage sharing the most words with the question (the latest on a tie)
+  const words = (t) => new Set(t.toLowerCase().match(/[a-z0-9]{3,}/g) ?? []);
+  const asked = words(question);
+  const overlap = (c) => [...words(c.text)].filter((w) => asked.has(w)).length;
+  const chunk = [...chunks.values()]
+    .filter((c) => docs.get(c.document_id)?.tenant === principal.tenant)
+    .reduce((best, c) => (!best || overlap(c) >= overlap(best) ? c : best), null);
   record(principal, "ask", convId, { question: question.slice(0, 200) });
   const day = now().slice(0, 10);
   const row = usage.get(`${principal.kind}:${principal.id}:${day}`) ?? { actor_kind: principal.kind, actor_id: principal.id, actor_name: principal.name, day, requests: 0, prompt_tokens: 0, completion_tokens: 0, tenant: principal.tenant };
@@ -130,13 +143,22 @@ async function ask(principal, body, res) {
   ev("meta", { request_id: randomUUID(), conversation_id: convId, message_id: messageId, versions: { chunker: "fake", embedder: "fake", prompt_template: "fake", model: "fake" } });
   const citations = [];
   let answer;
+  let unit = null;
   if (!chunk) {
     answer = "I could not find this in the knowledge base.";
   } else {
     ev("sources", { sources: [{ n: 1, ...chunk, score: 0.9 }] });
-    const sentence = chunk.text.split("\n").find((l) => l.trim() && !l.startsWith("#"))?.trim() ?? chunk.title;
-    answer = `${sentence} [1]`;
-    citations.push({ n: 1, chunk_id: chunk.chunk_id, document_id: chunk.document_id, title: chunk.title, section: chunk.section_path.at(-1), page_start: null, page_end: null, sentence, supported: true });
+    // like the extractive composer: a numbered list whole for a how-to question, else the first sentence
+    const lines = chunk.text.split("\n").slice(1).map((l) => l.trim()).filter((l) => l && !l.startsWith("#"));
+    const steps = lines.filter((l) => /^\d+[.)]\s/.test(l));
+    const howto = /\b(how|what should|check|steps?|keeps?|won'?t)\b/i.test(question) && steps.length > 0;
+    const quoted = howto ? steps : [lines[0] ?? chunk.title];
+    const label = chunk.section_path.length > 1 ? `${chunk.title} › ${chunk.section_path.slice(1).join(" › ")}` : chunk.title;
+    answer = `From *${label}*:\n${quoted.map((l) => `${l} [1]`).join("\n")}`;
+    for (const sentence of quoted) {
+      citations.push({ n: 1, chunk_id: chunk.chunk_id, document_id: chunk.document_id, title: chunk.title, section: chunk.section_path.join(" > "), page_start: null, page_end: null, sentence, supported: true });
+    }
+    unit = { label, document_id: chunk.document_id, section_path: chunk.section_path, sources: [1] };
   }
   res.write(": ping\n\n");
   for (const piece of answer.match(/.{1,12}/gs)) {
@@ -144,7 +166,10 @@ async function ask(principal, body, res) {
     await pause(30);
   }
   if (citations.length) ev("citations", { citations });
-  ev("done", { usage: { prompt_tokens: 100, completion_tokens: 20 }, timings_ms: { total: 200 }, refused: !chunk, degraded: false, answer });
+  ev("done", {
+    usage: { prompt_tokens: 100, completion_tokens: 20 }, timings_ms: { total: 200 }, refused: !chunk, degraded: false, answer,
+    outcome: chunk ? "answered" : "not_found", missing: [], unit, mode: "excerpt",
+  });
   res.end();
   const at = now();
   conv.messages.push({ id: randomUUID(), role: "user", content: question, created_at: at });
