@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.core.types import RankedChunk
+from app.generation.compose import intent
 from app.generation.text import STOPWORDS, content_terms, overlap
 
 # Output of `python -m app.generation.calibrate` (seed 13; 24 of 48 SQuAD dev articles indexed = 1,065 paragraphs;
@@ -184,7 +185,13 @@ def decide(question: str, chunks: Sequence[RankedChunk]) -> Decision:
 # --- Three outcomes -------------------------------------------------------------------------------------------------
 ANSWERED, PARTIAL, NOT_FOUND = "answered", "partial", "not_found"
 
-_NUMBER = re.compile(r"\b\d+(?:[.,:]\d+)*(?:\s?%|\s?(?:am|pm))?\b", re.IGNORECASE)
+
+def _HOWTO_LIKE(question: str) -> bool:  # noqa: N802 - reads as a predicate on the question
+    return intent(question) == "howto"
+
+_YEAR = re.compile(r"\b(?:19|20)\d\d\b")
+_VERSION = re.compile(r"\b\d+(?:\.\d+){1,3}\b")  # firmware 2.7.0, app 6.14
+_MODEL = re.compile(r"(?<!^)\b[A-Z][a-z]+\s\d{1,2}\b")  # "Cam 3": a model named by its number
 _CODE = re.compile(r"\b(?=[\w\-]*\d)(?=[\w\-]*[A-Za-z])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*\b")  # E31, KC-200, 4.2.1
 _CAPITALISED = re.compile(r"(?<!^)(?<![.?!]\s)\b[A-Z][a-z][\w\-']*")
 
@@ -200,10 +207,12 @@ class Verdict:
 
 
 def constraint_terms(question: str, *, names: bool = True) -> list[str]:
-    """What a question pins its answer to: codes (E31, KC-200), numbers, years and dates and (with ``names``)
-    capitalised names that are not the first word of a sentence. Lower-cased, in order, unique."""
+    """What a question pins its answer to: codes (E31, KC-200), versions (4.2.1), years, and (with ``names``) models
+    named by a number ("Cam 3") and capitalised names that are not the first word of a sentence. Lower-cased, in
+    order, unique. Plain counts ("I have 3 cameras") describe the asker's situation more often than they constrain
+    the answer, so they are not constraints."""
     found: list[str] = []
-    for pattern in (_CODE, _NUMBER, _CAPITALISED) if names else (_CODE, _NUMBER):
+    for pattern in (_CODE, _VERSION, _YEAR, _MODEL, _CAPITALISED) if names else (_CODE, _VERSION, _YEAR):
         for m in pattern.finditer(question):
             term = m.group(0).strip().lower().removesuffix("'s")
             if term and term not in _LEADING and term not in STOPWORDS and term not in found:
@@ -211,10 +220,60 @@ def constraint_terms(question: str, *, names: bool = True) -> list[str]:
     return found
 
 
+# What a fact question asks for ("What is the *battery capacity* of...", "Which *Thread channel*...", "How many
+# *watts*...", "Is there a *student discount*..."): a phrase whose words the answering section must contain.
+# Unanswerable on-topic questions keep the product and the topic and change exactly this ("the *rate limit* of the
+# cloud API").
+_FOCUS = [
+    re.compile(r"\bwhat(?:'s|\s+is|\s+are|\s+was|\s+were)\s+(?:the\s+|a\s+|an\s+)?(?P<f>(?:[\w-]+\s+){0,2}?[\w-]+)"
+               r"\s+(?:of|for|in|on|at|does|do|did|is|are|was|were|that|when|if|to|with|from)\b", re.IGNORECASE),
+    re.compile(r"\bwhich\s+(?P<f>(?:[\w-]+\s+){0,2}?[\w-]+)\s+(?:does|do|did|is|are|was|were|can|should|will|would|"
+               r"has|have)\b", re.IGNORECASE),
+    re.compile(r"\bhow\s+many\s+(?P<f>[\w-]+)", re.IGNORECASE),
+    re.compile(r"\bhow\s+much\s+(?P<f>[\w-]+)\s+(?:can|could|does|do|is|will|would|should)\b", re.IGNORECASE),
+    re.compile(r"\bwho\s+(?:is|was|are|were)\s+(?:the\s+)?(?P<f>[\w-]+)", re.IGNORECASE),
+    re.compile(r"\b(?:is|are)\s+there\s+(?:a|an|any)\s+(?P<f>(?:[\w-]+\s+){0,2}?[\w-]+)(?=\s+(?:on|for|in|of|if|when|to|"
+               r"with|at)\b|\s*[?.]|$)", re.IGNORECASE),
+]
+_GENERIC_FOCUS = frozenset("way thing things kind type number amount name part one time best difference".split())  # noqa: SIM905
+_PRICE_QUESTION = re.compile(r"\bhow\s+much\s+(?:does|do|is|are|will|would|did)\b(?!.*\b(?:weight|data|storage|space|"
+                             r"power|time|memory)\b)|\b(?:price|cost)\s+of\b", re.IGNORECASE)
+_MONEY = re.compile(r"[$€£]\s?\d|\b\d+(?:[.,]\d+)?\s?(?:dollars?|euros?|pounds?|usd|eur|gbp|cents?)\b|\bfree\b|"
+                    r"\bno\s+(?:extra\s+)?(?:cost|charge|fee)\b", re.IGNORECASE)
+
+
+def focus_terms(question: str) -> list[str]:
+    """The words naming what a fact question asks for (see ``_FOCUS``), content terms only, or ``["price"]`` for a
+    price question; empty when the question has no such phrase."""
+    found: list[str] = []
+    if _PRICE_QUESTION.search(question):
+        found.append("price")
+    for pattern in _FOCUS:
+        for m in pattern.finditer(question):
+            for term in content_terms(m.group("f")):
+                if term not in _GENERIC_FOCUS and term not in found and not term.isdigit():
+                    found.append(term)
+    return found
+
+
+def missing_focus(question: str, unit_text: str) -> list[str]:
+    """Focus terms of ``question`` that ``unit_text`` does not contain (a price question needs an amount of money)."""
+    unit_terms = set(content_terms(unit_text))
+    missing = []
+    for term in focus_terms(question):
+        if term == "price":
+            if not _MONEY.search(unit_text):
+                missing.append("price")
+        elif term not in unit_terms:
+            missing.append(term)
+    return missing
+
+
 def _mentions(term: str, tokens: set[str], text: str) -> bool:
     if " " in term or not term.isalnum():
         return term in text
-    return bool(_forms(term) & tokens)
+    spaced = re.sub(r"(?<=\d)(?=[a-z])|(?<=[a-z])(?=\d)", " ", term)  # "64gb" is also written "64 GB"
+    return bool(_forms(term) & tokens) or (spaced != term and spaced in text)
 
 
 def missing_constraints(question: str, unit_text: str, document_text: str = "") -> list[str]:
@@ -240,6 +299,8 @@ def assess(question: str, chunks: Sequence[RankedChunk], unit: Any | None) -> Ve
     text = " ".join([unit.title, *unit.section_path, unit.text])
     same_doc = " ".join(f"{c.chunk.section} {c.chunk.text}" for c in chunks if c.chunk.document_id == unit.document_id)
     missing = missing_constraints(question, text, same_doc)
+    if not _HOWTO_LIKE(question):
+        missing += [t for t in missing_focus(question, text) if t not in missing]
     return Verdict(PARTIAL if missing else ANSWERED, tuple(missing), decision)
 
 

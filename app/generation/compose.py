@@ -1,9 +1,10 @@
 """Extractive composition from the answering unit: what kind of answer the question wants, and that answer, cited.
 
-- A how-to or troubleshooting question ("how do I...", "keeps going offline", "won't pair") gets the unit's steps in
-  order as a numbered list: the list whose items best match the question, whole, with the sentence that introduces it.
-- A fact question gets the unit's best sentence or table row (and the next one when it continues the same point).
-- A "why" / "what is" question gets the unit's lead sentences.
+- A how-to or troubleshooting question ("how do I...", "keeps going offline", "won't pair") gets the section whole,
+  in order, steps as a numbered list; a long section gives its best-matching list with the sentence that introduces
+  it. A section that holds several merged subsections (the chunker keeps their headings) answers from the best one.
+- A fact question gets the best sentence or table row, and the following sentences that stay on the point.
+- A "why" / "what is" question gets the lead sentences and the best one.
 
 The answer names where it comes from ("From *Troubleshooting Guide › A device shows as offline*:"). A second source is
 added only when it makes a distinct point that shares content with the question (see :func:`secondary`).
@@ -19,7 +20,6 @@ from typing import Literal
 from app.generation.text import (
     _BULLET,
     _MARKUP,
-    _TABLE_SEP,
     ABBREVIATION,
     content_terms,
     split_sentences,
@@ -29,31 +29,28 @@ from app.generation.text import (
 
 Intent = Literal["howto", "fact", "explain"]
 
-_HOWTO_START = re.compile(
-    r"^\s*(?:how\s+(?:do|can|should|would|to)\b|how\s+(?:i|we)\b|what\s+(?:should|do|can)\s+(?:i|we)\s+(?:do|check|try)\b"
-    r"|what\s+are\s+the\s+steps\b|steps?\s+to\b|is\s+there\s+a\s+way\b|(?:please\s+)?(?:help|tell)\s+me\s+(?:how|to)\b)",
-    re.IGNORECASE,
-)
-_HOWTO_WORDS = re.compile(
-    r"\b(?:keeps?|won'?t|wont|doesn'?t|does\s+not|isn'?t|can'?t|cannot|not\s+working|stopped|fails?|failing|broken|"
-    r"troubleshoot\w*|fix|reset|set\s*up|install|pair(?:ing)?|reconnect|connect|disconnect\w*|update|upgrade|cancel|"
-    r"change|replace|enable|disable|turn\s+(?:on|off)|steps?|procedure)\b",
+_EXPLAIN_START = re.compile(
+    r"^\s*(?:why\b|explain\b|tell\s+me\s+about\b|what\s+(?:is|are)\s+(?:a|an)\s|what(?:'s|\s+is|\s+are)\s+[\w\s-]{1,40}"
+    r"(?:exactly|\?)|what\s+does\s+.+\s+(?:do|mean)\b|what(?:'s|\s+is)\s+the\s+difference\b)",
     re.IGNORECASE,
 )
 _FACT_START = re.compile(
-    r"^\s*(?:how\s+(?:long|much|many|often|far|old|big|fast)|when|which|who|whom|whose|where|what\s+(?:is|are|was|were)"
-    r"\s+the\s+\w+\s+(?:of|for|on|in)|is|are|does|do|can|will|am)\b",
+    r"^\s*(?:how\s+(?:long|much|many|often|far|old|big|fast|soon)|when|which|who|whom|whose|where|what|is|are|does|do|"
+    r"did|will|was|were|has|have|am)\b",
     re.IGNORECASE,
 )
-_EXPLAIN_START = re.compile(
-    r"^\s*(?:why\b|what\s+(?:is|are)\s+(?:a|an)\b|what(?:'s|\s+is|\s+are)\s+\w+(?:\s+\w+)?\s*\??$|explain\b|"
-    r"tell\s+me\s+about\b|what\s+does\s+.+\s+do\b)",
+_HOWTO_START = re.compile(
+    r"^\s*(?:how\s+(?:do|can|should|would|to|could)\b|how\s+(?:i|we)\b|what\s+(?:should|do|can)\s+(?:i|we)\s+(?:do|check|try)"
+    r"|what\s+now|what\s+are\s+the\s+steps)",
     re.IGNORECASE,
 )
 
 
 def intent(question: str) -> Intent:
-    """The kind of answer a question asks for (word patterns; no model)."""
+    """The kind of answer a question asks for (word patterns; no model). Questions that open with a question word
+    ask for a fact ("how long", "when", "does it...") or an explanation ("why", "what is a..."); "how do I", "what
+    should I do" and everything that is not a question -- a symptom, a situation ("thermostat shows offline but the
+    screen is on") -- wants the section's steps."""
     q = question.strip()
     if _HOWTO_START.search(q):
         return "howto"
@@ -61,7 +58,7 @@ def intent(question: str) -> Intent:
         return "explain"
     if _FACT_START.search(q):
         return "fact"
-    return "howto" if _HOWTO_WORDS.search(q) else "fact"
+    return "howto"
 
 
 @dataclass(slots=True)
@@ -106,7 +103,8 @@ def blocks(text: str, section: str | None = None) -> list[Block]:
                 while j < len(lines) and not lines[j].startswith("|") and not _BULLET.match(lines[j]):
                     j += 1
                 para = _MARKUP.sub("", " ".join(lines[i:j])).strip()
-                if len(lines[i:j]) == 1 and _is_heading(para) and len(body) > len(para) + 1:
+                faq = para.endswith("?") and len(para.split()) <= 25  # an FAQ question heads its answer
+                if len(lines[i:j]) == 1 and (_is_heading(para) or faq) and len(body) > len(para) + 1:
                     out.append(Block("heading", [para]))
                 else:
                     out.append(Block("para", [para]))
@@ -161,93 +159,129 @@ def _term_score(q_terms: set[str], text: str) -> float:
     return len(q_terms & terms) / (len(q_terms) or 1)
 
 
-def _steps(question: str, unit: Sequence[Passage]) -> list[str] | None:
-    """The best-matching list of the unit as numbered, cited lines (with its intro sentence), or None."""
-    q_terms = set(content_terms(question))
-    best: tuple[float, int, Block] | None = None
+Piece = tuple[int, Block]  # (passage number, block)
+
+
+def subsections(unit: Sequence[Passage]) -> list[tuple[str, list[Piece]]]:
+    """The unit cut at the headings inside its text (the chunker merges small sections into their parent and keeps
+    each heading as a line): (heading, pieces); the first has heading "" (the unit's own lead)."""
+    subs: list[tuple[str, list[Piece]]] = [("", [])]
     for p in unit:
         for blk in blocks(p.text, p.section):
-            if blk.kind != "list" or len(blk.lines) < 2:
-                continue
-            score = _term_score(q_terms, " ".join([blk.intro, *blk.lines])) + 0.01 * len(blk.lines)
-            if best is None or score > best[0]:
-                best = (score, p.n, blk)
-    if best is None:
+            if blk.kind == "heading":
+                subs.append((blk.lines[0], []))
+            else:
+                subs[-1][1].append((p.n, blk))
+    return [(h, pieces) for h, pieces in subs if pieces]
+
+
+def best_subsection(question: str, subs: list[tuple[str, list[Piece]]]) -> tuple[str, list[Piece]]:
+    """The subsection whose heading and text share most of the question's content terms (heading counted twice);
+    the first on ties."""
+    if len(subs) == 1:
+        return subs[0]
+    q_terms = set(content_terms(question))
+
+    def score(sub: tuple[str, list[Piece]]) -> float:
+        text = " ".join(" ".join([b.intro, *b.lines]) for _, b in sub[1])
+        return 2 * _term_score(q_terms, sub[0]) + _term_score(q_terms, text)
+
+    return max(subs, key=score)
+
+
+def _steps(question: str, pieces: Sequence[Piece]) -> list[str] | None:
+    """The best-matching list of ``pieces`` as numbered, cited lines (after its intro sentence), or None."""
+    q_terms = set(content_terms(question))
+    lists = [(n, b) for n, b in pieces if b.kind == "list" and len(b.lines) >= 2]
+    if not lists:
         return None
-    _, n, blk = best
-    out = [cite(blk.intro.rstrip(":").rstrip() + ":", n).replace(f" [{n}]:", f" [{n}]:")] if blk.intro else []
-    if out and out[0].endswith(f"[{n}]."):  # "Check these in order [1]." reads better with its colon
-        out[0] = out[0][: -1] + ":"
+    n, blk = max(lists, key=lambda nb: _term_score(q_terms, " ".join([nb[1].intro, *nb[1].lines])))
+    out = []
+    if blk.intro:
+        intro = cite(blk.intro.rstrip(":").rstrip(), n)
+        out.append(intro[:-1] + ":" if intro.endswith(".") else intro)
     out += [f"{i}. {cite(item, n)}" for i, item in enumerate(blk.lines, start=1)]
     return out
 
 
-def _units(p: Passage) -> list[tuple[str, str]]:
-    """(sentence or table row, kind) of a passage, in order; headings skipped."""
-    out: list[tuple[str, str]] = []
-    for blk in blocks(p.text, p.section):
+def _candidates(pieces: Sequence[Piece]) -> list[tuple[int, str, str]]:
+    """(passage number, sentence or table row or list item, kind) in document order."""
+    out: list[tuple[int, str, str]] = []
+    for n, blk in pieces:
         if blk.kind == "para":
-            out += [(s, "sentence") for s in split_sentences(blk.lines[0]) if not s.endswith(("?", ":"))]
+            out += [(n, s, "sentence") for s in split_sentences(blk.lines[0]) if not s.endswith(("?", ":"))]
         elif blk.kind == "list":
-            out += [(s, "item") for s in blk.lines]
+            out += [(n, s, "item") for s in blk.lines]
         elif blk.kind == "table":
-            out += [(s, "table_row") for s in table_sentences(blk.lines)]
+            out += [(n, s, "table_row") for s in table_sentences(blk.lines)]
     return out
 
 
-def _lead(unit: Sequence[Passage], k: int = 2) -> list[tuple[int, str]]:
-    out: list[tuple[int, str]] = []
-    for p in unit:
-        for s, kind in _units(p):
-            if kind == "sentence" and len(s.split()) >= 4:
-                out.append((p.n, s))
-            if len(out) >= k:
-                return out
+def _render(pieces: Sequence[Piece], limit: int) -> list[str] | None:
+    """The whole subsection in order -- paragraphs as cited sentences, lists as numbered cited lines, tables as cited
+    rows -- or None when it has more than ``limit`` sentences, items and rows."""
+    count = sum(len(_candidates([p])) for p in pieces)
+    if count > limit:
+        return None
+    out: list[str] = []
+    for n, blk in pieces:
+        if blk.kind == "para":
+            sents = split_sentences(blk.lines[0])
+            if sents:
+                out.append(" ".join(cite(s, n) for s in sents))
+        elif blk.kind == "list":
+            out += [f"{i}. {cite(item, n)}" for i, item in enumerate(blk.lines, start=1)]
+        elif blk.kind == "table":
+            out += [f"- {cite(row, n)}" for row in table_sentences(blk.lines)]
     return out
 
 
 def compose(
     question: str, unit: Sequence[Passage], others: Sequence[Passage], label: str, *, scorer: Scorer | None = None,
-    max_facts: int = 2,
+    whole_limit: int = 10, max_following: int = 2,
 ) -> Composed | None:
     """Compose the answer from ``unit`` (the answering section's passages) and, for one extra point, ``others``.
 
-    ``scorer`` scores candidate sentences against the question (higher is better; e.g. lexical + embedding); without
-    it, the share of the question's content terms is used. Returns None when the unit has nothing to quote."""
-    if not unit:
+    How-to: the subsection whole when it has at most ``whole_limit`` sentences, items and rows; else its best list
+    with the sentence that introduces it; else the best sentence and what follows it. Fact: the best sentence or table
+    row and up to ``max_following`` following sentences of its paragraph that stay on the point. Explain: the lead
+    sentences and the best one. ``scorer`` scores candidate sentences against the question (higher is better);
+    without it, the share of the question's content terms is used. None when the unit has nothing to quote."""
+    subs = subsections(unit)
+    if not subs:
         return None
+    heading, pieces = best_subsection(question, subs)
     score = scorer or (lambda texts: [_term_score(set(content_terms(question)), t) for t in texts])
     want = intent(question)
-    head = f"From *{label}*:"
+    head = f"From *{label} › {heading}*:" if heading else f"From *{label}*:"
     if want == "howto":
-        steps = _steps(question, unit)
-        if steps:
-            return Composed("\n".join([head, *steps]), want, "steps", sorted({p.n for p in unit}))
-    cands = [(p.n, s, kind) for p in unit for s, kind in _units(p)]
+        lines = _render(pieces, whole_limit) or _steps(question, pieces)
+        if lines:
+            sep = "\n" if any(ln[:1].isdigit() or ln.startswith("- ") for ln in lines) else " "
+            return Composed(head + "\n" + sep.join(lines), want, "section", sorted({n for n, _ in pieces}))
+    cands = _candidates(pieces)
     if not cands:
         return None
     scores = score([s for _, s, _ in cands])
+    best = max(range(len(cands)), key=lambda i: scores[i])
     if want == "explain":
-        lead = _lead(unit)
-        best = max(range(len(cands)), key=lambda i: scores[i])
-        picked = list(lead)
-        if cands[best][1] not in [s for _, s in lead]:
-            picked.append((cands[best][0], cands[best][1]))
-        body = " ".join(cite(s, n) for n, s in picked)
-        return Composed(f"{head}\n{body}", want, "lead", sorted({n for n, _ in picked}))
-    order = sorted(range(len(cands)), key=lambda i: -scores[i])
-    first = order[0]
-    picked_idx = [first]
-    # the next unit sentence continues the point ("It takes 5 minutes. After that, the light turns green.")
-    nxt = first + 1
-    if (max_facts > 1 and nxt < len(cands) and cands[nxt][2] == cands[first][2] == "sentence"
-            and cands[nxt][0] == cands[first][0] and scores[nxt] >= 0.5 * scores[first] and scores[nxt] > 0):
-        picked_idx.append(nxt)
-    kind = "table_row" if cands[first][2] == "table_row" else "sentences"
-    body = " ".join(cite(cands[i][1], cands[i][0]) for i in picked_idx)
-    extra = secondary(question, [cands[i][1] for i in picked_idx], others, scores[first], score)
+        lead = [i for i, c in enumerate(cands) if c[2] == "sentence" and len(c[1].split()) >= 4][:2]
+        picked = sorted({*lead, best})
+        kind = "lead"
+    else:
+        picked = [best]
+        q_terms = set(content_terms(question)) | set(content_terms(cands[best][1]))
+        # the next sentences of the same passage continue the point ("It retries. It tries every 10 minutes.")
+        for nxt in range(best + 1, min(best + 1 + max_following, len(cands))):
+            same = cands[nxt][2] == cands[best][2] == "sentence" and cands[nxt][0] == cands[best][0]
+            if not same or not q_terms & set(content_terms(cands[nxt][1])):
+                break
+            picked.append(nxt)
+        kind = "table_row" if cands[best][2] == "table_row" else "sentences"
+    body = " ".join(cite(cands[i][1], cands[i][0]) for i in picked)
     text = f"{head}\n{body}"
-    used = {cands[i][0] for i in picked_idx}
+    used = {cands[i][0] for i in picked}
+    extra = secondary(question, [cands[i][1] for i in picked], others, scores[best], score)
     if extra is not None:
         n, s, src_label = extra
         text += f"\n\nAlso, from *{src_label}*: {cite(s, n)}" if src_label else f"\n\nAlso: {cite(s, n)}"
@@ -257,13 +291,13 @@ def compose(
 
 def secondary(
     question: str, chosen: Sequence[str], others: Sequence[Passage], best_score: float, score: Scorer,
-    *, ratio: float = 0.9, min_shared: int = 2,
+    *, ratio: float = 1.0, min_shared: int = 2,
 ) -> tuple[int, str, str] | None:
     """One sentence of another section that makes a distinct point: it scores at least ``ratio`` x the unit's best,
     shares at least ``min_shared`` content terms with the question, and shares few terms with what was chosen."""
     q_terms = set(content_terms(question))
     chosen_terms = set(content_terms(" ".join(chosen)))
-    cands = [(p, s) for p in others for s, _ in _units(p)]
+    cands = [(p, s) for p in others for _, s, _ in _candidates([(p.n, b) for b in blocks(p.text, p.section)])]
     cands = [(p, s) for p, s in cands if len(q_terms & set(content_terms(s))) >= min_shared]
     if not cands or best_score <= 0:
         return None
@@ -275,7 +309,3 @@ def secondary(
     if scores[i] < ratio * best_score or novel < 0.5:
         return None
     return p.n, s, p.section.split(" > ")[-1] if p.section else ""
-
-
-def is_table_sep(line: str) -> bool:
-    return bool(_TABLE_SEP.match(line.strip()))

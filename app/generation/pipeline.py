@@ -225,6 +225,7 @@ class AnswerPipeline:
                     await aclose(stream)
                 return
         state["degraded"] = True
+        state["mode"] = "excerpt"  # the extractive composer answers instead of the model
         yield Degraded(["llm_fallback"])
         fallback = self.fallback.stream(prompt.messages, max_tokens=max_tokens, stop=None, temperature=temperature)
         try:

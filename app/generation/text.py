@@ -180,3 +180,8 @@ def _paragraph_units(lines: list[str]) -> list[str]:
             prose.append(line)
     out += split_sentences(" ".join(prose))
     return out
+
+
+def has_term(term: str, text: str) -> bool:
+    """``term`` occurs in ``text`` as a whole word (case-insensitive)."""
+    return re.search(rf"(?<![\w-]){re.escape(term)}(?![\w-])", text, re.IGNORECASE) is not None

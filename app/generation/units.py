@@ -9,7 +9,8 @@ chunks are grouped by (document, section) and each group is scored as one candid
   idf over the retrieved groups, so a term every group has counts little);
 - ``heading``: the same share over the section path alone (a question about "offline" devices and a section called
   "A device shows as offline");
-- ``vector``: the best dense cosine among the group's chunks, when the vector retriever ran.
+- ``vector``: the best dense cosine among the group's chunks, when the vector retriever ran;
+- ``pinned``: the share of the codes and years the question names ("E38", "2025") that the group contains.
 
 The unit's chunks are kept in document order. The prompt lists the unit first (``passage 1..k``), then the other
 chunks by rank, so the extractive composer and an LLM both see the answering section first.
@@ -23,11 +24,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.core.types import RankedChunk
-from app.generation.text import content_terms
+from app.generation.answerability import constraint_terms
+from app.generation.text import content_terms, has_term
 
 #: Weights of the unit score (fitted on the doc2dial dev domains and the demo support set; see
 #: ``benchmarks/answer_quality.py``).
-W_RANK, W_COVERAGE, W_HEADING, W_VECTOR = 1.0, 1.0, 0.5, 1.0
+W_RANK, W_COVERAGE, W_HEADING, W_VECTOR, W_PINNED = 1.0, 1.0, 0.5, 1.0, 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +88,7 @@ def rank_units(question: str, chunks: Sequence[RankedChunk]) -> list[AnswerUnit]
     if not groups:
         return []
     q_terms = set(content_terms(question))
+    pinned = constraint_terms(question, names=False)
     group_terms: list[set[str]] = [
         set().union(*(content_terms(f"{rc.chunk.title} {rc.chunk.section} {rc.chunk.text}") for _, rc in g))
         for g in groups
@@ -103,8 +106,10 @@ def rank_units(question: str, chunks: Sequence[RankedChunk]) -> list[AnswerUnit]
             "coverage": sum(idf[t] for t in q_terms & terms) / norm,
             "heading": sum(idf[t] for t in q_terms & heading) / norm,
             "vector": max(vectors) if vectors else 0.0,
+            "pinned": sum(any(has_term(t, rc.chunk.text) for _, rc in g) for t in pinned) / (len(pinned) or 1),
         }
-        score = W_RANK * f["rank"] + W_COVERAGE * f["coverage"] + W_HEADING * f["heading"] + W_VECTOR * f["vector"]
+        score = (W_RANK * f["rank"] + W_COVERAGE * f["coverage"] + W_HEADING * f["heading"] + W_VECTOR * f["vector"]
+                 + W_PINNED * f["pinned"])
         ordered = tuple(rc for _, rc in sorted(g, key=lambda p: (p[1].chunk.order, p[0])))
         units.append(AnswerUnit(ordered, round(score, 4), f))
     units.sort(key=lambda u: -u.score)

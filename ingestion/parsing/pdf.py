@@ -200,8 +200,9 @@ def _emit(lines: list[_Line], builder: ElementBuilder) -> None:
     flush()
 
 
-#: "1 Check ...", "2. Check ...", "3) ...", "• ...", "- ...": a list item's first line
-_LIST_ITEM = re.compile(r"^(\d{1,2}[.)]?(?=\s+[A-Z])|[•▪◦‣●○■–\-*](?=\s+\S))\s+")
+#: "1 Check ...", "2. Check ...", "3) ...", "• ...", "- ...", "(cid:127) ..." (a bullet glyph the font does not map): a
+#: list item's first line
+_LIST_ITEM = re.compile(r"^(\d{1,2}[.)]?(?=\s+[A-Z])|(?:[•▪◦‣●○■–\-*]|\(cid:\d+\))(?=\s*\S))\s*")
 
 
 def _is_heading(ln: _Line, body: float) -> bool:

@@ -1,8 +1,9 @@
 """POST /v1/chat/completions: OpenAI-compatible grounded answers (model ``kbqa``), streaming or not.
 
 The last user message is the question; earlier messages are the conversation history. Citations ride along in a
-``kbqa`` extension object (``sources``, ``citations``, ``refused``, ``degraded``), and the ``[n]`` markers stay in the
-text, so OpenAI SDK clients work unchanged.
+``kbqa`` extension object (``sources``, ``citations``, ``refused``, ``degraded``, and the answer's ``outcome`` --
+answered, partial or not_found --, ``missing``, ``unit`` and ``mode`` as in the ``done`` event), and the ``[n]``
+markers stay in the text, so OpenAI SDK clients work unchanged.
 """
 
 from __future__ import annotations
@@ -87,6 +88,8 @@ def _absorb(container: Any, principal: Principal, etype: str, data: dict[str, An
     elif etype == "done":
         account_answer(container, principal, data)
         extra["refused"] = data.get("refused", False)
+        for key in ("outcome", "missing", "unit", "mode"):
+            extra[key] = data.get(key)
         extra["usage"] = data.get("usage") or {}
     return ""
 

@@ -25,7 +25,13 @@ import numpy as np
 from app.generation.answerability import constraint_terms
 from app.generation.compose import Passage, cite, compose
 from app.generation.prompt import REFUSAL_TEXT, parse_prompt
-from app.generation.text import answer_units_in_context, content_terms, estimate_tokens, strip_breadcrumb
+from app.generation.text import (
+    answer_units_in_context,
+    content_terms,
+    estimate_tokens,
+    has_term,
+    strip_breadcrumb,
+)
 from app.generation.units import unit_label
 from retrieval.protocols import Embedder
 
@@ -120,7 +126,7 @@ class ExtractiveBackend:
         pinned = constraint_terms(question, names=False)
         if pinned:
             lexical += self.constraint_weight * np.array(
-                [sum(_has(t, s) for t in pinned) / len(pinned) for s in texts], dtype=np.float32
+                [sum(has_term(t, s) for t in pinned) / len(pinned) for s in texts], dtype=np.float32
             )
         scores = lexical.copy()
         if self.embedder is not None and len(texts):
@@ -200,7 +206,3 @@ def _overlap(prev: str, cur: str, min_chars: int = 12) -> int:
             return k
     return 0
 
-
-def _has(term: str, text: str) -> bool:
-    """``term`` occurs in ``text`` as a whole word (case-insensitive)."""
-    return re.search(rf"(?<![\w-]){re.escape(term)}(?![\w-])", text, re.IGNORECASE) is not None
