@@ -82,6 +82,9 @@ def serve(
         workers=workers,
         log_config=None,
         timeout_keep_alive=75,
+        # uvicorn's own proxy-header handling is off (it trusts X-Forwarded-For from any loopback peer): the app reads
+        # the header only from KBQA_API__TRUSTED_PROXIES (app.api.proxies).
+        proxy_headers=False,
     )
 
 
@@ -286,9 +289,9 @@ def users_create(
     db = Database(settings.database_url)
     try:
         with db.session() as s:
-            existing = repo.get_user_by_email(session=s, email=email)
+            existing = repo.get_user_by_email(session=s, email=email, tenant_id=tenant or settings.default_tenant)
             if existing is not None and reset_existing:
-                repo.set_user_password(existing, password, unlock=True)
+                repo.set_user_password(existing, password, session=s, unlock=True)
                 existing.disabled_at = None
                 role, tenant = Role(existing.role), existing.tenant_id
             else:
