@@ -236,7 +236,8 @@ def create_app(
         limit_for=route_limits(
             json_bytes=settings.api.max_body_bytes,
             chat_bytes=settings.api.max_chat_body_bytes,
-            upload_bytes=settings.api.max_upload_request_bytes,
+            # One file of the largest allowed size always fits, whatever the request limit says.
+            upload_bytes=max(settings.api.max_upload_request_bytes, settings.ingestion.max_upload_bytes + 64 * 1024),
         ),
     )
 

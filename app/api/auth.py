@@ -99,7 +99,11 @@ def open_session(db: Database, principal: Principal) -> str:
     """Store a new server-side session for ``principal``; returns the opaque token the cookie carries."""
     with db.session() as s:
         return repo.create_session(
-            session=s, tenant_id=principal.tenant_id, principal_kind=principal.kind, principal_id=principal.id
+            session=s,
+            tenant_id=principal.tenant_id,
+            principal_kind=principal.kind,
+            principal_id=principal.id,
+            ttl_s=SESSION_TTL_S,
         )
 
 

@@ -118,7 +118,7 @@ class ApiSettings(BaseModel):
     trusted_proxies: list[str] = []
     #: Largest request body, checked before the body is read and before authentication (413 ``payload_too_large``):
     #: JSON requests, OpenAI-compatible chat requests (long histories), and multipart uploads (all files together;
-    #: each file is also held to ``ingestion.max_upload_bytes``).
+    #: each file is also held to ``ingestion.max_upload_bytes``; the upload limit is never below one such file).
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
     max_chat_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
     max_upload_request_bytes: int = Field(default=200 * 1024 * 1024, ge=1024)

@@ -68,8 +68,10 @@ class Env:
 def make_env(make_settings):
     made = []
 
-    def make(**api) -> Env:  # noqa: ANN003
-        settings = make_settings(api={"requests_per_minute": 0, "tokens_per_minute": 0, **api})
+    def make(ingestion: dict | None = None, **api) -> Env:  # noqa: ANN003
+        settings = make_settings(
+            api={"requests_per_minute": 0, "tokens_per_minute": 0, **api}, ingestion=ingestion or {}
+        )
         container = fake_container(settings)
         container.ingest = IngestService(
             settings=settings, db=container.db, dispatcher=FakeDispatcher(), indexes=FakeIndexRemover()
@@ -222,6 +224,22 @@ def test_admin_password_reset_and_key_revocation_end_sessions(env):
         assert all(row.revoked_at is not None for row in s.query(LoginSession))
 
 
+def test_sessions_expire_and_old_rows_are_pruned(env):
+    import datetime as dt
+
+    from app.core.db.models import LoginSession
+
+    env.new_user()
+    browser, _ = env.login()
+    with env.container.db.session() as s:
+        (row,) = s.query(LoginSession).all()
+        row.created_at = row.created_at - dt.timedelta(hours=13)
+    assert browser.get("/api/v1/auth/me").status_code == 401  # 12 h at most, however active
+    env.login()
+    with env.container.db.session() as s:
+        assert s.query(LoginSession).count() == 1  # the expired row went when the next session was opened
+
+
 # --- c. ACL groups apply to document metadata, listing, title search and management ---------------------------------
 
 
@@ -325,13 +343,23 @@ def test_upload_route_has_a_larger_limit_of_its_own(make_env):
     )
     assert r.status_code == 202, r.text
     r = env.client.post(
-        "/api/v1/documents", files={"files": ("b.md", b"b" * 100_000, "text/markdown")}, headers=env.h("editor")
+        "/api/v1/feedback",
+        json={"message_id": "m", "rating": "up", "comment": "c" * 5000},
+        headers=env.h("agent"),
     )
-    assert r.status_code == 413 and r.json()["error"]["details"]["limit_bytes"] == 64 * 1024
+    assert r.status_code == 413 and r.json()["error"]["details"]["limit_bytes"] == 4096
+
+
+def test_upload_limit_is_never_below_one_allowed_file(make_env):
+    env = make_env(ingestion={"max_upload_bytes": 100_000}, max_upload_request_bytes=64 * 1024)
     r = env.client.post(
-        "/api/v1/feedback", json={"message_id": "m", "rating": "up", "comment": "c" * 5000}, headers=env.h("agent")
+        "/api/v1/documents", files={"files": ("b.md", b"b" * 90_000, "text/markdown")}, headers=env.h("editor")
     )
-    assert r.status_code == 413
+    assert r.status_code == 202, r.text
+    r = env.client.post(
+        "/api/v1/documents", files={"files": ("c.md", b"c" * 200_000, "text/markdown")}, headers=env.h("editor")
+    )
+    assert r.status_code == 413 and r.json()["error"]["details"]["limit_bytes"] == 100_000 + 64 * 1024
 
 
 # --- e. proxy headers, uniform login answers, no cross-tenant e-mail leak -------------------------------------------

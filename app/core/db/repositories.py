@@ -172,8 +172,10 @@ def count_active_admins(*, session: Session, tenant_id: str) -> int:
 # --- browser sessions -----------------------------------------------------------------------------------------------
 
 
-def create_session(*, session: Session, tenant_id: str, principal_kind: str, principal_id: str) -> str:
-    """A new browser session; returns its token (for the cookie). Only the token's sha256 is stored."""
+def create_session(*, session: Session, tenant_id: str, principal_kind: str, principal_id: str, ttl_s: float) -> str:
+    """A new browser session; returns its token (for the cookie). Only the token's sha256 is stored. Sessions older
+    than ``ttl_s`` (expired, revoked or not) are deleted on the way, so the table stays small."""
+    session.execute(delete(LoginSession).where(LoginSession.created_at < utcnow() - dt.timedelta(seconds=ttl_s)))
     token = secrets.token_urlsafe(32)
     session.add(
         LoginSession(id=hash_key(token), tenant_id=tenant_id, principal_kind=principal_kind, principal_id=principal_id)
