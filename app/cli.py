@@ -228,7 +228,14 @@ def ask(
 
 
 def _groups(comma_separated: str | None) -> list[str]:
-    return [g.strip() for g in comma_separated.split(",")] if comma_separated else []
+    """ACL groups from a comma-separated option, held to the same limits as the API's (exit 2 naming the problem)."""
+    from app.core.types import clean_labels
+
+    try:
+        return clean_labels(comma_separated.split(","), "ACL groups") if comma_separated else []
+    except ValueError as exc:
+        err.print(f"[red]{exc}[/red]")
+        raise typer.Exit(2) from exc
 
 
 @keys_cli.command("create")
@@ -243,6 +250,7 @@ def keys_create(
     from app.core.db import repositories as repo
     from app.core.db.session import Database
 
+    groups = _groups(acl_groups)
     settings = _settings()
     migrate_database(settings)
     db = Database(settings.database_url)
@@ -252,7 +260,7 @@ def keys_create(
             tenant_id=tenant or settings.default_tenant,
             name=name,
             role=role,
-            acl_groups=_groups(acl_groups),
+            acl_groups=groups,
         )
     db.dispose()
     console.print(secret if quiet else f"API key ({role.value}, tenant {tenant or settings.default_tenant}): {secret}")
@@ -284,6 +292,7 @@ def users_create(
     if problem:
         err.print(f"[red]{problem}[/red]")
         raise typer.Exit(2)
+    groups = _groups(acl_groups)
     settings = _settings()
     migrate_database(settings)
     db = Database(settings.database_url)
@@ -302,7 +311,7 @@ def users_create(
                     name=name,
                     role=role,
                     password=password,
-                    acl_groups=_groups(acl_groups),
+                    acl_groups=groups,
                 )
     except AppError as exc:
         err.print(f"[red]{exc.message}[/red]")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import hmac
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from fastapi import Request
@@ -23,7 +23,7 @@ from app.core.db.session import Database
 from app.core.errors import AppError, ErrorCode
 from app.core.logging import bind
 from app.core.passwords import DUMMY_HASH, hash_password, needs_rehash, verify_password
-from app.core.types import Actor, Role, SearchFilter, acl_allows
+from app.core.types import Actor, Role, SearchFilter
 
 SESSION_COOKIE = "kbqa_session"
 CSRF_HEADER = "X-CSRF-Token"
@@ -74,12 +74,9 @@ class Principal:
 
     @property
     def acl_scope(self) -> tuple[str, ...] | None:
-        """The groups that limit what this principal sees: ``None`` for admins (every document of the tenant)."""
+        """The groups that limit which documents this principal sees, their metadata as well as their content, and (for
+        editors) which ones they may manage: ``None`` for admins (every document of the tenant)."""
         return None if self.role == Role.ADMIN else self.acl_groups
-
-    def may_read(self, document_groups: Sequence[str] | None) -> bool:
-        """Whether this principal may see a document (its metadata as well as its content) with these ACL groups."""
-        return acl_allows(document_groups, self.acl_scope)
 
     def search_filter(self, **kwargs: object) -> SearchFilter:
         # Admins see every document of their tenant; others see unrestricted documents and their groups' documents.

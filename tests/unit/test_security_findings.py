@@ -590,3 +590,18 @@ def test_acl_group_and_tag_values_are_bounded(env):
     assert ok.status_code == 202, ok.text
     doc = env.client.get(f"/api/v1/documents/{ok.json()['documents'][0]['id']}", headers=env.h("admin")).json()
     assert doc["acl_groups"] == ["Team Nord", "hr", "ops:eu/west"] and doc["tags"] == ["policy_2026", "v1.2"]
+
+
+def test_cli_holds_acl_groups_to_the_same_limits(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from app.cli import cli
+
+    monkeypatch.setenv("KBQA_DATA_DIR", str(tmp_path / "data"))
+    runner = CliRunner()
+    r = runner.invoke(cli, ["keys", "create", "--quiet", "--acl-groups", "hr,<script>"])
+    assert r.exit_code == 2 and "ACL groups" in r.output
+    r = runner.invoke(cli, ["users", "create", "--email", "a@b.example", "--acl-groups", "x" * 65])
+    assert r.exit_code == 2 and "64 characters" in r.output
+    r = runner.invoke(cli, ["keys", "create", "--quiet", "--acl-groups", " hr , Team Nord"])
+    assert r.exit_code == 0, r.output

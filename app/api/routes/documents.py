@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Depends, File, Form, Query, Request, UploadFile
-from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse, Response
 
 from app.api.auth import Principal, require
@@ -106,15 +105,13 @@ def list_documents(
     status: str | None = Query(default=None, max_length=16),
     q: str | None = Query(default=None, max_length=200),
     principal: Principal = Depends(require(Role.AGENT)),
-) -> JSONResponse:
+) -> dict[str, Any]:
     container = request.app.state.container
     with container.db.session() as s:
         docs = repo.list_documents(
             session=s, tenant_id=principal.tenant_id, status=status, q=q, acl_groups=principal.acl_scope
         )
-        return JSONResponse(
-            jsonable_encoder({"documents": [document_json(d) for d in docs]}), headers={"Cache-Control": "no-store"}
-        )
+        return {"documents": [document_json(d) for d in docs]}
 
 
 @router.get("/{document_id}", summary="A document with its ingestion stages and failure reason")
