@@ -68,9 +68,11 @@ class Env:
 def make_env(make_settings):
     made = []
 
-    def make(ingestion: dict | None = None, **api) -> Env:  # noqa: ANN003
+    def make(ingestion: dict | None = None, database: dict | None = None, **api) -> Env:  # noqa: ANN003
         settings = make_settings(
-            api={"requests_per_minute": 0, "tokens_per_minute": 0, **api}, ingestion=ingestion or {}
+            api={"requests_per_minute": 0, "tokens_per_minute": 0, **api},
+            ingestion=ingestion or {},
+            database=database or {},
         )
         container = fake_container(settings)
         container.ingest = IngestService(
@@ -101,8 +103,11 @@ def make_env(make_settings):
         container.db.dispose()
 
 
-@pytest.fixture
-def env(make_env) -> Env:
+@pytest.fixture(params=["sqlite", "postgresql"])
+def env(request, make_env) -> Env:
+    """On SQLite and on PostgreSQL (sessions, the ACL-filtered list and LIKE escaping are SQL)."""
+    if request.param == "postgresql":
+        return make_env(database={"url": request.getfixturevalue("pg_url")})
     return make_env()
 
 
@@ -427,6 +432,23 @@ def test_forwarded_for_from_a_trusted_proxy_names_the_client(make_env, monkeypat
         assert _login_codes(server.url, [f"203.0.113.{i}" for i in range(5)]) == [401] * 5
         # a client cannot prepend its own entries: the proxy appends the real address on the right
         assert _login_codes(server.url, [f"10.9.9.{i}, 198.51.100.7" for i in range(4)]) == [401, 401, 401, 429]
+
+
+def test_real_server_answers_a_declared_huge_body_at_once(make_env, monkeypatch):
+    import socket
+
+    env = make_env()
+    with RealServer(env.app, serve_options(monkeypatch, env.container.settings)) as server:
+        host, port = server.url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=5) as sock:
+            head = (
+                "POST /api/v1/ask HTTP/1.1\r\nHost: kbqa\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {5 * 1024**3}\r\n\r\n"
+            )
+            sock.sendall(head.encode() + b'{"question": "')
+            answer = sock.recv(65536).decode(errors="replace")  # no more body is sent: a reader would wait here
+    assert answer.startswith("HTTP/1.1 413"), answer[:200]
+    assert '"payload_too_large"' in answer
 
 
 def test_trusted_proxies_must_be_addresses(make_settings):
