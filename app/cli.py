@@ -82,6 +82,9 @@ def serve(
         workers=workers,
         log_config=None,
         timeout_keep_alive=75,
+        # uvicorn's own proxy-header handling is off (it trusts X-Forwarded-For from any loopback peer): the app reads
+        # the header only from KBQA_API__TRUSTED_PROXIES (app.api.proxies).
+        proxy_headers=False,
     )
 
 
@@ -225,7 +228,14 @@ def ask(
 
 
 def _groups(comma_separated: str | None) -> list[str]:
-    return [g.strip() for g in comma_separated.split(",")] if comma_separated else []
+    """ACL groups from a comma-separated option, held to the same limits as the API's (exit 2 naming the problem)."""
+    from app.core.types import clean_labels
+
+    try:
+        return clean_labels(comma_separated.split(","), "ACL groups") if comma_separated else []
+    except ValueError as exc:
+        err.print(f"[red]{exc}[/red]")
+        raise typer.Exit(2) from exc
 
 
 @keys_cli.command("create")
@@ -240,6 +250,7 @@ def keys_create(
     from app.core.db import repositories as repo
     from app.core.db.session import Database
 
+    groups = _groups(acl_groups)
     settings = _settings()
     migrate_database(settings)
     db = Database(settings.database_url)
@@ -249,7 +260,7 @@ def keys_create(
             tenant_id=tenant or settings.default_tenant,
             name=name,
             role=role,
-            acl_groups=_groups(acl_groups),
+            acl_groups=groups,
         )
     db.dispose()
     console.print(secret if quiet else f"API key ({role.value}, tenant {tenant or settings.default_tenant}): {secret}")
@@ -281,14 +292,15 @@ def users_create(
     if problem:
         err.print(f"[red]{problem}[/red]")
         raise typer.Exit(2)
+    groups = _groups(acl_groups)
     settings = _settings()
     migrate_database(settings)
     db = Database(settings.database_url)
     try:
         with db.session() as s:
-            existing = repo.get_user_by_email(session=s, email=email)
+            existing = repo.get_user_by_email(session=s, email=email, tenant_id=tenant or settings.default_tenant)
             if existing is not None and reset_existing:
-                repo.set_user_password(existing, password, unlock=True)
+                repo.set_user_password(existing, password, session=s, unlock=True)
                 existing.disabled_at = None
                 role, tenant = Role(existing.role), existing.tenant_id
             else:
@@ -299,7 +311,7 @@ def users_create(
                     name=name,
                     role=role,
                     password=password,
-                    acl_groups=_groups(acl_groups),
+                    acl_groups=groups,
                 )
     except AppError as exc:
         err.print(f"[red]{exc.message}[/red]")

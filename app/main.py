@@ -16,6 +16,7 @@ from typing import Any
 from fastapi import FastAPI, Request, Response
 from fastapi.staticfiles import StaticFiles
 
+from app.api.bodylimit import BodyLimitMiddleware, route_limits
 from app.api.errors import error_response, install_error_handlers
 from app.api.metrics import Metrics
 from app.api.quotas import QuotaLimiter
@@ -178,6 +179,7 @@ CSP = (
     "font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
 _NO_CSP = ("/docs", "/redoc")
+_API_PREFIXES = ("/api/", "/v1/")
 
 
 def _security_headers(response: Response, path: str, *, secure: bool) -> None:
@@ -187,6 +189,9 @@ def _security_headers(response: Response, path: str, *, secure: bool) -> None:
     h.setdefault("X-Frame-Options", "DENY")
     if not path.startswith(_NO_CSP):
         h.setdefault("Content-Security-Policy", CSP)
+    if path.startswith(_API_PREFIXES):
+        # Answers carry tenant data (lists, who-am-I, documents): no shared or browser cache may keep them.
+        h.setdefault("Cache-Control", "no-store")
     if secure:
         h.setdefault("Strict-Transport-Security", "max-age=31536000; includeSubDomains")
 
@@ -195,6 +200,9 @@ def create_app(
     settings: Settings | None = None, *, container: Container | None = None, sweeper: bool = True
 ) -> FastAPI:
     settings = settings or (container.settings if container else Settings())
+    settings.ensure_secret_key()  # local mode: generated on first start and kept in the data dir (0600)
+    if container is not None:
+        container.settings.ensure_secret_key()
     configure_logging(settings.log_level)
 
     @contextlib.asynccontextmanager
@@ -222,6 +230,16 @@ def create_app(
     app.state.container = container
     install_error_handlers(app)
     _instrument(app, settings)
+    # Inside the request-id middleware (so a 413 carries the usual headers), outside routing, parsing and auth.
+    app.add_middleware(
+        BodyLimitMiddleware,
+        limit_for=route_limits(
+            json_bytes=settings.api.max_body_bytes,
+            chat_bytes=settings.api.max_chat_body_bytes,
+            # One file of the largest allowed size always fits, whatever the request limit says.
+            upload_bytes=max(settings.api.max_upload_request_bytes, settings.ingestion.max_upload_bytes + 64 * 1024),
+        ),
+    )
 
     @app.middleware("http")
     async def request_id_and_metrics(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:

@@ -14,6 +14,7 @@ import os
 import re
 import tempfile
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -24,7 +25,7 @@ from app.core.db.session import Database
 from app.core.errors import AppError, ErrorCode
 from app.core.settings import Settings
 from app.core.tracing import inject
-from app.core.types import SYSTEM_ACTOR, Actor
+from app.core.types import SYSTEM_ACTOR, Actor, acl_allows
 from ingestion.hygiene import check_archive
 
 log = logging.getLogger(__name__)
@@ -79,7 +80,11 @@ class IngestService:
         acl_groups: list[str] | None = None,
         tags: list[str] | None = None,
         actor: Actor = SYSTEM_ACTOR,
+        acl_scope: Sequence[str] | None = None,
     ) -> Submitted:
+        """Store and queue a file. A file with the name of an existing document replaces it as a new version, but only
+        a document the caller may read (``acl_scope``: the caller's groups, ``None`` for unrestricted callers); a
+        same-named document outside the caller's groups is left alone and the file becomes a document of its own."""
         limit = self.settings.ingestion.max_upload_bytes
         if len(data) > limit:
             raise AppError(
@@ -93,9 +98,14 @@ class IngestService:
         with self.db.session() as s:
             same = repo.get_document_by_hash(session=s, tenant_id=tenant_id, content_hash=digest)
             if same is not None:
+                if not acl_allows(same.acl_groups, acl_scope):
+                    raise AppError(
+                        ErrorCode.CONFLICT,
+                        f"{name}: the same content is already stored in a document outside your ACL groups",
+                    )
                 return Submitted(document=same, duplicate=True)
             path = self._store(tenant_id, digest, data)
-            doc = repo.get_document_by_filename(session=s, tenant_id=tenant_id, filename=name)
+            doc = repo.get_document_by_filename(session=s, tenant_id=tenant_id, filename=name, acl_groups=acl_scope)
             if doc is not None:
                 doc.version += 1
                 doc.content_hash = digest
@@ -137,9 +147,11 @@ class IngestService:
                 document=repo.get_document(session=s, tenant_id=tenant_id, document_id=doc.id), duplicate=False
             )
 
-    def reindex(self, *, tenant_id: str, document_id: str, actor: Actor = SYSTEM_ACTOR) -> Document:
+    def reindex(
+        self, *, tenant_id: str, document_id: str, actor: Actor = SYSTEM_ACTOR, acl_scope: Sequence[str] | None = None
+    ) -> Document:
         with self.db.session() as s:
-            doc = repo.get_document(session=s, tenant_id=tenant_id, document_id=document_id)
+            doc = repo.get_document(session=s, tenant_id=tenant_id, document_id=document_id, acl_groups=acl_scope)
             current = repo.latest_job(session=s, document_id=doc.id)
             if current is not None and current.status not in ("indexed", "failed"):
                 raise AppError(ErrorCode.CONFLICT, "the document is already being indexed")
@@ -152,9 +164,11 @@ class IngestService:
         with self.db.session() as s:
             return repo.get_document(session=s, tenant_id=tenant_id, document_id=document_id)
 
-    def delete(self, *, tenant_id: str, document_id: str, actor: Actor = SYSTEM_ACTOR) -> None:
+    def delete(
+        self, *, tenant_id: str, document_id: str, actor: Actor = SYSTEM_ACTOR, acl_scope: Sequence[str] | None = None
+    ) -> None:
         with self.db.session() as s:
-            doc = repo.get_document(session=s, tenant_id=tenant_id, document_id=document_id)
+            doc = repo.get_document(session=s, tenant_id=tenant_id, document_id=document_id, acl_groups=acl_scope)
             storage = doc.storage_path
             self.indexes.delete(doc.id)
             repo.delete_document(session=s, document=doc)

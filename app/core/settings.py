@@ -7,13 +7,21 @@ too. Unsafe values are refused outside local mode.
 
 from __future__ import annotations
 
+import ipaddress
+import os
+import secrets
+import time
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-DEFAULT_SECRET = "change-me-local-only"
+#: Secrets published in this project's history or examples: refused everywhere, local mode included.
+PLACEHOLDER_SECRETS = frozenset({"change-me-local-only", "CHANGE-ME-openssl-rand-hex-32"})
+#: In local mode without ``KBQA_SECRET_KEY``, a random secret is generated on first start and kept in this file of the
+#: data dir (mode 0600), so sessions and CSRF tokens survive restarts.
+LOCAL_SECRET_FILE = "secret_key"
 
 
 class DatabaseSettings(BaseModel):
@@ -105,14 +113,35 @@ class ApiSettings(BaseModel):
     tokens_per_minute: int = Field(default=20000, ge=0)
     #: Login attempts (password or key) per client address per minute, against guessing across accounts (0 disables).
     login_attempts_per_minute: int = Field(default=20, ge=0)
+    #: Addresses or networks of reverse proxies (e.g. ``["10.0.0.0/8"]``) whose ``X-Forwarded-For`` names the client.
+    #: Empty (default): the header is ignored and the TCP peer is the client.
+    trusted_proxies: list[str] = []
+    #: Largest request body, checked before the body is read and before authentication (413 ``payload_too_large``):
+    #: JSON requests, OpenAI-compatible chat requests (long histories), and multipart uploads (all files together;
+    #: each file is also held to ``ingestion.max_upload_bytes``; the upload limit is never below one such file).
+    max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
+    max_chat_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
+    max_upload_request_bytes: int = Field(default=200 * 1024 * 1024, ge=1024)
+    #: When set, ``/metrics`` answers only ``Authorization: Bearer <metrics_token>`` (401 JSON otherwise). Empty: open
+    #: to whoever can reach it (keep it off the public network then); it only ever shows totals over all tenants.
+    metrics_token: str = ""
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _networks(cls, value: list[str]) -> list[str]:
+        for entry in value:
+            ipaddress.ip_network(entry, strict=False)  # ValueError names the bad entry
+        return value
 
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="KBQA_", env_nested_delimiter="__", env_file=".env", extra="ignore")
 
-    #: ``local`` allows development defaults (a placeholder secret, SQLite); ``production`` refuses them.
+    #: ``local`` allows development defaults (a generated secret, SQLite); ``production`` refuses them.
     environment: Literal["local", "production"] = "local"
-    secret_key: str = DEFAULT_SECRET
+    #: Signs CSRF tokens. Required outside local mode (32+ random characters); in local mode, when empty, a random one
+    #: is generated on first start and kept in ``<data_dir>/secret_key`` (0600). Never a published placeholder.
+    secret_key: str = ""
     data_dir: Path = Path("./data")
     default_tenant: str = "default"
     log_level: str = "INFO"
@@ -130,8 +159,10 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _refuse_unsafe(self) -> Settings:
+        if self.secret_key in PLACEHOLDER_SECRETS:
+            raise ValueError("KBQA_SECRET_KEY is a published placeholder: set a random value of at least 32 characters")
         if self.environment != "local":
-            if self.secret_key == DEFAULT_SECRET or len(self.secret_key) < 32:
+            if len(self.secret_key) < 32:
                 raise ValueError(
                     "KBQA_SECRET_KEY must be set to a random value of at least 32 characters outside local mode"
                 )
@@ -142,6 +173,33 @@ class Settings(BaseSettings):
         if self.generation.max_new_tokens >= self.generation.context_window:
             raise ValueError("generation.max_new_tokens must be smaller than generation.context_window")
         return self
+
+    def ensure_secret_key(self) -> str:
+        """The secret key; in local mode without one, the data dir's generated secret (created 0600 on first call)."""
+        if self.secret_key:
+            return self.secret_key
+        if self.environment != "local":  # unreachable through validation; kept for settings built without it
+            raise ValueError("KBQA_SECRET_KEY must be set outside local mode")
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        path = self.data_dir / LOCAL_SECRET_FILE
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            os.chmod(path, 0o600)
+            value = ""
+            for _ in range(50):  # another process may have created it a moment ago and still be writing
+                value = path.read_text(encoding="utf-8").strip()
+                if value:
+                    break
+                time.sleep(0.02)
+            if len(value) < 32 or value in PLACEHOLDER_SECRETS:
+                raise ValueError(f"{path} does not hold a usable secret: delete it to generate a new one") from None
+        else:
+            value = secrets.token_urlsafe(48)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(value + "\n")
+        self.secret_key = value
+        return value
 
     @property
     def database_url(self) -> str:

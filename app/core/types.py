@@ -9,6 +9,8 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import hashlib
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -134,6 +136,32 @@ class FilterFields(Protocol):
     def created_at(self) -> dt.datetime | None: ...
 
 
+#: ACL group and tag values: 1 to 64 letters, digits, spaces and ``. _ - : @ /`` (no commas, quotes or control
+#: characters), at most ``MAX_LABELS`` per document, key or user.
+LABEL_MAX_CHARS = 64
+MAX_LABELS = 50
+_LABEL = re.compile(r"^[\w.:@/ -]+$")
+
+
+def clean_labels(values: Sequence[str], what: str) -> list[str]:
+    """Trimmed, de-duplicated, sorted ACL groups or tags; ValueError naming ``what`` for a value out of bounds."""
+    out = sorted({v.strip() for v in values if v.strip()})
+    if len(out) > MAX_LABELS:
+        raise ValueError(f"at most {MAX_LABELS} {what}")
+    for v in out:
+        if len(v) > LABEL_MAX_CHARS:
+            raise ValueError(f"{what} are at most {LABEL_MAX_CHARS} characters: {v[:20]!r}...")
+        if not _LABEL.match(v):
+            raise ValueError(f"{what} may hold only letters, digits, spaces and . _ - : @ /: {v!r} does not")
+    return out
+
+
+def acl_allows(document_groups: Sequence[str] | None, caller_groups: Sequence[str] | None) -> bool:
+    """Whether a caller with ``caller_groups`` (``None``: unrestricted, a tenant admin) may see a document or chunk
+    limited to ``document_groups`` (empty: every caller of the tenant)."""
+    return caller_groups is None or not document_groups or bool(set(document_groups) & set(caller_groups))
+
+
 @dataclass(frozen=True, slots=True)
 class SearchFilter:
     """Filters every index must apply *inside* the index (never post-filtered by the caller).
@@ -159,7 +187,7 @@ class SearchFilter:
         """Reference semantics of the filter, used by backends that filter in Python and by the contract tests."""
         if chunk.tenant_id != self.tenant_id:
             return False
-        if self.acl_groups is not None and chunk.acl_groups and not set(chunk.acl_groups) & set(self.acl_groups):
+        if not acl_allows(chunk.acl_groups, self.acl_groups):
             return False
         if self.doc_types and chunk.doc_type not in self.doc_types:
             return False

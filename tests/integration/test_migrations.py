@@ -83,7 +83,7 @@ def test_repositories_on_postgresql(pg_url):
         assert set(by_name) == {"k", "Ana"}
         usage = by_name["k"]
         assert (usage.actor_kind, usage.requests, usage.prompt_tokens, usage.completion_tokens) == ("key", 2, 10, 6)
-        assert repo.get_user_by_email(session=s, email=" ana@example.COM").name == "Ana"
+        assert repo.get_user_by_email(session=s, email=" ana@example.COM", tenant_id="t1").name == "Ana"
         (event,) = repo.list_audit(session=s, tenant_id="t1", action="document.")
         assert (event.actor_kind, event.actor_name, event.target) == ("key", "k", "d1")
         claimed = repo.claim_job(session=s, job_id=job.id, owner="w1", lease_s=60, max_attempts=2)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
-from app.api.auth import LOCK_AFTER_FAILURES, make_session_cookie, read_session_cookie
+from app.api.auth import LOCK_AFTER_FAILURES
 from app.core.db import repositories as repo
 from app.core.passwords import hash_password, needs_rehash, password_problem, verify_password
 from app.core.types import Role
@@ -59,16 +59,6 @@ def test_password_hashing():
     assert password_problem("short") and password_problem(" padded password ") and not password_problem(PASSWORD)
 
 
-def test_session_cookie_is_signed_and_expires():
-    cookie = make_session_cookie("secret", "user", "u1", now=1_000_000.0)
-    claims = read_session_cookie("secret", cookie, now=1_000_010.0)
-    assert claims is not None and (claims.kind, claims.id, claims.issued_ms) == ("user", "u1", 1_000_000_000)
-    assert read_session_cookie("other-secret", cookie, now=1_000_010.0) is None
-    assert read_session_cookie("secret", cookie.replace("u:u1", "u:u2"), now=1_000_010.0) is None
-    assert read_session_cookie("secret", cookie, now=1_000_000.0 + 13 * 3600) is None
-    assert read_session_cookie("secret", "garbage", now=1_000_010.0) is None
-
-
 def test_password_login_gives_a_user_session(users_api):
     client, admin, _, app = users_api
     new_user(client, admin, role="editor", acl_groups=["hr", " hr ", "legal"])
@@ -104,14 +94,15 @@ def test_wrong_password_and_unknown_email_look_the_same(users_api):
         assert r.status_code == 422 and r.json()["error"]["code"] == "validation_error", body
 
 
-def test_repeated_failures_lock_the_account_with_retry_after(users_api):
+def test_repeated_failures_lock_the_account_silently(users_api):
     client, admin, _, app = users_api
     new_user(client, admin)
     for _ in range(LOCK_AFTER_FAILURES):
         assert login(app, "ana@acme.example", "guess guess guess")[1].status_code == 401
-    _, r = login(app, "ana@acme.example")  # even the right password waits out the lock
-    assert r.status_code == 429 and r.json()["error"]["code"] == "rate_limited"
-    assert 1 <= int(r.headers["retry-after"]) <= 31
+    _, r = login(app, "ana@acme.example")  # even the right password waits out the lock, told apart from nothing
+    assert r.status_code == 401 and r.json() == {
+        "error": {"code": "unauthenticated", "message": "invalid e-mail or password"}
+    }
     # an administrator's password reset clears the lock
     uid = client.get("/api/v1/users", headers=admin).json()["users"][0]["id"]
     new_password = "a brand new passphrase"

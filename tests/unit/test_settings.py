@@ -1,7 +1,7 @@
 import pytest
 from pydantic import ValidationError
 
-from app.core.settings import DEFAULT_SECRET, Settings
+from app.core.settings import PLACEHOLDER_SECRETS, Settings
 
 pytestmark = pytest.mark.unit
 
@@ -33,7 +33,7 @@ def test_production_refuses_embedded_sqlite(make_settings):
 def test_production_accepts_safe_values(make_settings):
     s = make_settings(environment="production", secret_key="x" * 40, database={"url": "postgresql+psycopg://x@db/k"})
     assert s.database_url == "postgresql+psycopg://x@db/k"
-    assert s.secret_key != DEFAULT_SECRET
+    assert s.secret_key not in PLACEHOLDER_SECRETS
 
 
 def test_nested_environment_variables(monkeypatch, tmp_path):

@@ -7,11 +7,11 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from app.api.auth import Principal, require
 from app.core.db import repositories as repo
-from app.core.types import Role
+from app.core.types import Role, clean_labels
 
 router = APIRouter(prefix="/api/v1", tags=["admin"])
 
@@ -33,6 +33,11 @@ class KeyCreate(BaseModel):
     name: str = Field(min_length=1, max_length=200)
     role: Role = Role.AGENT
     acl_groups: list[str] = Field(default_factory=list, max_length=50)
+
+    @field_validator("acl_groups")
+    @classmethod
+    def _v_groups(cls, value: list[str]) -> list[str]:
+        return clean_labels(value, "ACL groups")
 
 
 @router.get("/keys", summary="List API keys of your tenant")

@@ -11,7 +11,7 @@ from app.api.auth import Principal, require
 from app.core.db import repositories as repo
 from app.core.db.models import Document
 from app.core.errors import AppError, ErrorCode
-from app.core.types import Role
+from app.core.types import Role, clean_labels
 
 router = APIRouter(prefix="/api/v1/documents", tags=["documents"])
 
@@ -45,10 +45,14 @@ def document_json(doc: Document, *, with_stages: bool = False, job: Any = None) 
     return out
 
 
-def _split(value: str | None) -> list[str] | None:
+def _split(value: str | None, field: str) -> list[str] | None:
+    """A comma-separated form field as clean labels (422 naming the field when a value is too long or odd)."""
     if value is None:
         return None
-    return [v.strip() for v in value.split(",") if v.strip()][:50]
+    try:
+        return clean_labels(value.split(","), field.replace("_", " ").replace("acl", "ACL"))
+    except ValueError as exc:
+        raise AppError(ErrorCode.VALIDATION, str(exc), details={"field": field}) from None
 
 
 @router.post("", status_code=202, summary="Upload one or more files for ingestion")
@@ -63,6 +67,7 @@ async def upload(
     if len(files) > MAX_FILES_PER_REQUEST:
         raise AppError(ErrorCode.VALIDATION, f"at most {MAX_FILES_PER_REQUEST} files per request")
     limit = container.settings.ingestion.max_upload_bytes
+    groups, tag_values = _split(acl_groups, "acl_groups"), _split(tags, "tags")
     results = []
     for upload_file in files:
         data = await upload_file.read(limit + 1)
@@ -76,9 +81,10 @@ async def upload(
             tenant_id=principal.tenant_id,
             filename=upload_file.filename,
             data=data,
-            acl_groups=_split(acl_groups),
-            tags=_split(tags),
+            acl_groups=groups,
+            tags=tag_values,
             actor=principal.actor,
+            acl_scope=principal.acl_scope,
         )
         doc = submitted.document
         results.append(
@@ -102,7 +108,9 @@ def list_documents(
 ) -> dict[str, Any]:
     container = request.app.state.container
     with container.db.session() as s:
-        docs = repo.list_documents(session=s, tenant_id=principal.tenant_id, status=status, q=q)
+        docs = repo.list_documents(
+            session=s, tenant_id=principal.tenant_id, status=status, q=q, acl_groups=principal.acl_scope
+        )
         return {"documents": [document_json(d) for d in docs]}
 
 
@@ -112,7 +120,9 @@ def get_document(
 ) -> dict[str, Any]:
     container = request.app.state.container
     with container.db.session() as s:
-        doc = repo.get_document(session=s, tenant_id=principal.tenant_id, document_id=document_id)
+        doc = repo.get_document(
+            session=s, tenant_id=principal.tenant_id, document_id=document_id, acl_groups=principal.acl_scope
+        )
         job = repo.latest_job(session=s, document_id=doc.id)
         return document_json(doc, with_stages=True, job=job)
 
@@ -122,7 +132,7 @@ def delete_document(
     document_id: str, request: Request, principal: Principal = Depends(require(Role.EDITOR))
 ) -> Response:
     request.app.state.container.ingest.delete(
-        tenant_id=principal.tenant_id, document_id=document_id, actor=principal.actor
+        tenant_id=principal.tenant_id, document_id=document_id, actor=principal.actor, acl_scope=principal.acl_scope
     )
     return Response(status_code=204)
 
@@ -130,6 +140,6 @@ def delete_document(
 @router.post("/{document_id}/reindex", status_code=202, summary="Parse and index the document again")
 def reindex(document_id: str, request: Request, principal: Principal = Depends(require(Role.EDITOR))) -> JSONResponse:
     doc = request.app.state.container.ingest.reindex(
-        tenant_id=principal.tenant_id, document_id=document_id, actor=principal.actor
+        tenant_id=principal.tenant_id, document_id=document_id, actor=principal.actor, acl_scope=principal.acl_scope
     )
     return JSONResponse({"id": doc.id, "status": doc.status, "version": doc.version}, status_code=202)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hmac
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -9,6 +10,7 @@ from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from app.core.db import repositories as repo
+from app.core.errors import AppError, ErrorCode
 
 router = APIRouter(tags=["health"])
 
@@ -41,7 +43,14 @@ def readyz(request: Request) -> JSONResponse:
 
 @router.get("/metrics", summary="Prometheus metrics", include_in_schema=False)
 def metrics(request: Request) -> Response:
+    """Totals over all tenants only (no tenant labels); needs a bearer token when ``KBQA_API__METRICS_TOKEN`` is
+    set."""
     container = request.app.state.container
+    token = container.settings.api.metrics_token
+    if token:
+        scheme, _, sent = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(sent.strip().encode(), token.encode()):
+            raise AppError(ErrorCode.UNAUTHENTICATED, "metrics need 'Authorization: Bearer <metrics token>'")
     try:
         with container.db.session() as s:
             container.metrics.set_jobs(repo.count_jobs_by_status(session=s))

@@ -58,10 +58,16 @@ def _chunk(
     return f"data: {json.dumps(body, ensure_ascii=False, default=str)}\n\n".encode()
 
 
-async def _events(container: Any, principal: Principal, body: ChatCompletionRequest) -> AsyncIterator[Any]:
+def _conversation(body: ChatCompletionRequest) -> list[ChatMessage]:
+    """The user and assistant messages, ending with the question; 422 before any answer starts (streamed or not)."""
     msgs = [m for m in body.messages if m.role in ("user", "assistant") and m.content]
     if not msgs or msgs[-1].role != "user":
         raise AppError(ErrorCode.VALIDATION, "the last message must be a non-empty user message")
+    return msgs
+
+
+async def _events(container: Any, principal: Principal, body: ChatCompletionRequest) -> AsyncIterator[Any]:
+    msgs = _conversation(body)
     history = [{"role": m.role, "content": m.content or ""} for m in msgs[:-1]]
     async for event in container.answers.run(
         msgs[-1].content or "",
@@ -99,6 +105,7 @@ async def chat_completions(
     body: ChatCompletionRequest, request: Request, principal: Principal = Depends(require(Role.AGENT))
 ) -> Any:
     container = request.app.state.container
+    _conversation(body)
     container.limiter.check_tokens(principal.id)
     cid, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
     if body.stream:

@@ -15,9 +15,10 @@ from app.api.auth import (
     authenticate,
     csrf_token,
     login_with_password,
-    make_session_cookie,
+    open_session,
     require,
 )
+from app.api.proxies import client_address
 from app.core.db import repositories as repo
 from app.core.db.models import User
 from app.core.errors import AppError, ErrorCode
@@ -33,6 +34,8 @@ class SessionCreate(BaseModel):
     email: str | None = Field(default=None, max_length=254)
     password: str | None = Field(default=None, max_length=MAX_LENGTH)
     api_key: str | None = Field(default=None, max_length=200)
+    #: Only needed when the same e-mail and password open accounts in several tenants.
+    tenant: str | None = Field(default=None, max_length=64)
 
     @model_validator(mode="after")
     def one_way(self) -> SessionCreate:
@@ -56,8 +59,9 @@ def session_body(principal: Principal, csrf: str) -> dict[str, Any]:
 
 def session_response(request: Request, principal: Principal) -> JSONResponse:
     """The session body with a fresh httpOnly, SameSite=Strict session cookie (Secure outside local mode)."""
-    settings = request.app.state.container.settings
-    cookie = make_session_cookie(settings.secret_key, principal.kind, principal.id)
+    container = request.app.state.container
+    settings = container.settings
+    cookie = open_session(container.db, principal)
     resp = JSONResponse(
         session_body(principal, csrf_token(settings.secret_key, cookie)), headers={"Cache-Control": "no-store"}
     )
@@ -78,7 +82,7 @@ def login(body: SessionCreate, request: Request) -> JSONResponse:
     container = request.app.state.container
     limiter = getattr(container, "limiter", None)
     if limiter is not None:
-        limiter.check_login(request.client.host if request.client else "unknown")
+        limiter.check_login(client_address(request, container.settings.api.trusted_proxies))
     if body.api_key:
         with container.db.session() as s:
             row = repo.get_api_key_by_secret(session=s, secret=body.api_key.strip())
@@ -87,23 +91,46 @@ def login(body: SessionCreate, request: Request) -> JSONResponse:
             principal = Principal.from_key(row, via_cookie=True)
             repo.audit(session=s, tenant_id=row.tenant_id, actor=principal.actor, action="session.login")
     else:
-        principal = login_with_password(container.db, body.email or "", body.password or "")
+        principal = login_with_password(container.db, body.email or "", body.password or "", body.tenant)
     return session_response(request, principal)
 
 
 @router.get("/me", summary="Who is logged in")
-def me(request: Request, principal: Principal = Depends(require(Role.AGENT))) -> dict[str, Any]:
+def me(request: Request, principal: Principal = Depends(require(Role.AGENT))) -> JSONResponse:
     cookie = request.cookies.get(SESSION_COOKIE, "")
     csrf = csrf_token(request.app.state.container.settings.secret_key, cookie) if principal.via_cookie else ""
-    return session_body(principal, csrf)
+    return JSONResponse(session_body(principal, csrf), headers={"Cache-Control": "no-store"})
 
 
-@router.delete("/session", status_code=204, summary="Log out")
-def logout(request: Request) -> Response:
-    authenticate(request)
+def _ended(request: Request) -> Response:
     resp = Response(status_code=204)
     resp.delete_cookie(SESSION_COOKIE, path="/")
     return resp
+
+
+@router.delete("/session", status_code=204, summary="Log out (ends this session on the server)")
+def logout(request: Request) -> Response:
+    authenticate(request)
+    token = getattr(request.state, "session_token", None)
+    if token:
+        with request.app.state.container.db.session() as s:
+            repo.revoke_session(session=s, token=token)
+    return _ended(request)
+
+
+@router.delete("/sessions", status_code=204, summary="Sign out everywhere: end every session of yours")
+def sign_out_everywhere(request: Request, principal: Principal = Depends(require(Role.AGENT))) -> Response:
+    with request.app.state.container.db.session() as s:
+        n = repo.revoke_sessions(session=s, principal_id=principal.id)
+        repo.audit(
+            session=s,
+            tenant_id=principal.tenant_id,
+            actor=principal.actor,
+            action="session.revoke_all",
+            target=principal.id,
+            detail={"sessions": n},
+        )
+    return _ended(request)
 
 
 class PasswordChange(BaseModel):
@@ -125,7 +152,7 @@ def change_password(
         user = s.get(User, principal.id)
         if user is None or not verify_password(body.current_password, user.password_hash):
             raise AppError(ErrorCode.UNAUTHENTICATED, "the current password is wrong")
-        repo.set_user_password(user, body.new_password)
+        repo.set_user_password(user, body.new_password, session=s)
         repo.audit(session=s, tenant_id=user.tenant_id, actor=principal.actor, action="user.password_change")
-    # Sessions issued before the change are now refused; this browser gets a fresh one (and a new CSRF token).
+    # Every session of the user has ended; this browser gets a fresh one (and a new CSRF token).
     return session_response(request, principal)

@@ -66,14 +66,17 @@ class ApiKey(Base):
 
 class User(Base):
     """A person who logs in with an e-mail address and a password. Only a salted scrypt hash of the password is
-    stored (see ``app.core.passwords``). E-mail addresses are unique across tenants, so login needs no tenant name.
+    stored (see ``app.core.passwords``). E-mail addresses are unique within a tenant; login finds the account by
+    e-mail and password across tenants (``app.api.auth.login_with_password``), so creating a user reveals nothing
+    about other tenants' users.
     ``failed_logins`` and ``locked_until`` slow down password guessing for one account."""
 
     __tablename__ = "users"
+    __table_args__ = (UniqueConstraint("tenant_id", "email", name="uq_users_tenant_email"),)
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     tenant_id: Mapped[str] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"), index=True)
-    email: Mapped[str] = mapped_column(String(254), unique=True)
+    email: Mapped[str] = mapped_column(String(254), index=True)
     name: Mapped[str] = mapped_column(String(200), default="")
     role: Mapped[str] = mapped_column(String(16))
     acl_groups: Mapped[list[str]] = mapped_column(default=list)
@@ -84,6 +87,23 @@ class User(Base):
     last_login_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
     disabled_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
     password_changed_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class LoginSession(Base):
+    """A browser session. The cookie carries a random token; only its sha256 (``id``) is stored, so a copy of the
+    database holds no usable session. The principal is a user or an API key (``principal_kind``). A session ends when
+    it is revoked (logout, password change or reset, disable, key revocation, "sign out everywhere") or
+    ``SESSION_TTL_S`` after it was created."""
+
+    __tablename__ = "sessions"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    tenant_id: Mapped[str] = mapped_column(String(64), index=True)
+    principal_kind: Mapped[str] = mapped_column(String(8))
+    principal_id: Mapped[str] = mapped_column(String(32), index=True)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    last_seen_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    revoked_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
 
 
 class Document(Base):

@@ -19,6 +19,7 @@ from app.core.db.models import (
     Document,
     Feedback,
     IngestionJob,
+    LoginSession,
     Message,
     Tenant,
     TokenUsage,
@@ -28,7 +29,7 @@ from app.core.db.models import (
 )
 from app.core.errors import AppError, ErrorCode
 from app.core.passwords import hash_password
-from app.core.types import STAGES, Actor, ChunkRecord, Role
+from app.core.types import STAGES, Actor, ChunkRecord, Role, acl_allows
 
 KEY_PREFIX = "kbqa_"
 
@@ -91,6 +92,7 @@ def revoke_api_key(*, session: Session, tenant_id: str, key_id: str) -> ApiKey:
     if row is None or row.tenant_id != tenant_id:
         raise AppError(ErrorCode.NOT_FOUND, "API key not found")
     row.revoked_at = row.revoked_at or utcnow()
+    revoke_sessions(session=session, principal_id=row.id)
     return row
 
 
@@ -113,8 +115,9 @@ def create_user(
 ) -> User:
     get_or_create_tenant(session=session, tenant_id=tenant_id)
     email = normalise_email(email)
-    if session.scalar(select(User.id).where(User.email == email)) is not None:
-        raise AppError(ErrorCode.CONFLICT, f"a user with e-mail {email} already exists")
+    # Only this tenant's users count: the answer says nothing about other tenants (addresses are unique per tenant).
+    if get_user_by_email(session=session, email=email, tenant_id=tenant_id) is not None:
+        raise AppError(ErrorCode.CONFLICT, f"a user with e-mail {email} already exists in this tenant")
     row = User(
         tenant_id=tenant_id,
         email=email,
@@ -129,17 +132,23 @@ def create_user(
     return row
 
 
-def set_user_password(user: User, password: str, *, unlock: bool = False) -> None:
-    """Store a new password; sessions issued before now are refused from here on. ``unlock`` also clears failed
-    logins and a lockout (an administrator's reset)."""
+def set_user_password(user: User, password: str, *, session: Session, unlock: bool = False) -> None:
+    """Store a new password and end every session of the user (the caller may open a fresh one). ``unlock`` also
+    clears failed logins and a lockout (an administrator's reset)."""
     user.password_hash = hash_password(password)
     user.password_changed_at = utcnow()
+    revoke_sessions(session=session, principal_id=user.id)
     if unlock:
         user.failed_logins, user.locked_until = 0, None
 
 
-def get_user_by_email(*, session: Session, email: str) -> User | None:
-    return session.scalar(select(User).where(User.email == normalise_email(email)))
+def get_user_by_email(*, session: Session, email: str, tenant_id: str) -> User | None:
+    return session.scalar(select(User).where(User.tenant_id == tenant_id, User.email == normalise_email(email)))
+
+
+def list_users_by_email(*, session: Session, email: str) -> list[User]:
+    """The accounts with this address in every tenant (login picks the one whose password matches), oldest first."""
+    return list(session.scalars(select(User).where(User.email == normalise_email(email)).order_by(User.created_at)))
 
 
 def get_user(*, session: Session, tenant_id: str, user_id: str) -> User:
@@ -160,12 +169,59 @@ def count_active_admins(*, session: Session, tenant_id: str) -> int:
     return int(session.scalar(stmt) or 0)
 
 
+# --- browser sessions -----------------------------------------------------------------------------------------------
+
+
+def create_session(*, session: Session, tenant_id: str, principal_kind: str, principal_id: str, ttl_s: float) -> str:
+    """A new browser session; returns its token (for the cookie). Only the token's sha256 is stored. Sessions older
+    than ``ttl_s`` (expired, revoked or not) are deleted on the way, so the table stays small."""
+    session.execute(delete(LoginSession).where(LoginSession.created_at < utcnow() - dt.timedelta(seconds=ttl_s)))
+    token = secrets.token_urlsafe(32)
+    session.add(
+        LoginSession(id=hash_key(token), tenant_id=tenant_id, principal_kind=principal_kind, principal_id=principal_id)
+    )
+    session.flush()
+    return token
+
+
+def get_live_session(*, session: Session, token: str, ttl_s: float) -> LoginSession | None:
+    """The session for this cookie token if it is neither revoked nor older than ``ttl_s``; records it as seen."""
+    row = session.get(LoginSession, hash_key(token))
+    now = utcnow()
+    if row is None or row.revoked_at is not None or as_utc(row.created_at) + dt.timedelta(seconds=ttl_s) < now:
+        return None
+    if (now - as_utc(row.last_seen_at)).total_seconds() >= 60:  # at most one write a minute per session
+        row.last_seen_at = now
+    return row
+
+
+def revoke_session(*, session: Session, token: str) -> None:
+    session.execute(
+        update(LoginSession)
+        .where(LoginSession.id == hash_key(token), LoginSession.revoked_at.is_(None))
+        .values(revoked_at=utcnow())
+    )
+
+
+def revoke_sessions(*, session: Session, principal_id: str, keep_token: str | None = None) -> int:
+    """End every live session of a user or key (all but ``keep_token``'s); returns how many were ended."""
+    stmt = update(LoginSession).where(LoginSession.principal_id == principal_id, LoginSession.revoked_at.is_(None))
+    if keep_token:
+        stmt = stmt.where(LoginSession.id != hash_key(keep_token))
+    result = session.execute(stmt.values(revoked_at=utcnow()))
+    return int(getattr(result, "rowcount", 0) or 0)
+
+
 # --- documents ------------------------------------------------------------------------------------------------------
 
 
-def get_document(*, session: Session, tenant_id: str, document_id: str) -> Document:
+def get_document(
+    *, session: Session, tenant_id: str, document_id: str, acl_groups: Sequence[str] | None = None
+) -> Document:
+    """The document, if it is this tenant's and the caller's groups (``None``: unrestricted) may see it; otherwise
+    the same 404 as for a document that does not exist."""
     doc = session.get(Document, document_id)
-    if doc is None or doc.tenant_id != tenant_id:
+    if doc is None or doc.tenant_id != tenant_id or not acl_allows(doc.acl_groups, acl_groups):
         raise AppError(ErrorCode.NOT_FOUND, f"document {document_id} not found")
     return doc
 
@@ -176,25 +232,59 @@ def get_document_by_hash(*, session: Session, tenant_id: str, content_hash: str)
     )
 
 
-def get_document_by_filename(*, session: Session, tenant_id: str, filename: str) -> Document | None:
-    return session.scalar(
+def get_document_by_filename(
+    *, session: Session, tenant_id: str, filename: str, acl_groups: Sequence[str] | None = None
+) -> Document | None:
+    """The newest document with this file name that the caller's groups (``None``: unrestricted) may see."""
+    rows = session.scalars(
         select(Document)
         .where(Document.tenant_id == tenant_id, Document.filename == filename)
         .order_by(Document.updated_at.desc())
-        .limit(1)
     )
+    return next((d for d in rows if acl_allows(d.acl_groups, acl_groups)), None)
+
+
+def like_escape(value: str) -> str:
+    """``value`` with LIKE's wildcards escaped (use with ``escape="\\"``): ``%`` and ``_`` match only themselves."""
+    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def list_documents(
-    *, session: Session, tenant_id: str, status: str | None = None, q: str | None = None, limit: int = 500
+    *,
+    session: Session,
+    tenant_id: str,
+    status: str | None = None,
+    q: str | None = None,
+    limit: int = 500,
+    acl_groups: Sequence[str] | None = None,
 ) -> list[Document]:
+    """Newest first. ``q`` matches a substring of the file name or title (literally: no wildcards). ``acl_groups``
+    are the caller's groups (``None``: unrestricted): documents limited to other groups are left out, so neither
+    they nor their titles can be found."""
     stmt = select(Document).where(Document.tenant_id == tenant_id)
     if status:
         stmt = stmt.where(Document.status == status)
     if q:
-        like = f"%{q.lower()}%"
-        stmt = stmt.where(or_(func.lower(Document.filename).like(like), func.lower(Document.title).like(like)))
-    return list(session.scalars(stmt.order_by(Document.updated_at.desc()).limit(limit)))
+        like = f"%{like_escape(q.lower())}%"
+        stmt = stmt.where(
+            or_(
+                func.lower(Document.filename).like(like, escape="\\"),
+                func.lower(Document.title).like(like, escape="\\"),
+            )
+        )
+    stmt = stmt.order_by(Document.updated_at.desc(), Document.id)
+    if acl_groups is None:
+        return list(session.scalars(stmt.limit(limit)))
+    # Groups live in a JSON list (portable across SQLite and PostgreSQL), so the ACL is applied page by page.
+    out: list[Document] = []
+    offset, page = 0, max(limit, 200)
+    while len(out) < limit:
+        rows = list(session.scalars(stmt.offset(offset).limit(page)))
+        out.extend(d for d in rows if acl_allows(d.acl_groups, acl_groups))
+        if len(rows) < page:
+            break
+        offset += page
+    return out[:limit]
 
 
 def create_document(*, session: Session, **fields: Any) -> Document:
@@ -415,7 +505,10 @@ def get_message(*, session: Session, tenant_id: str, message_id: str) -> Message
 def create_feedback(
     *, session: Session, tenant_id: str, message_id: str, actor_id: str | None, rating: str, comment: str
 ) -> Feedback:
-    get_message(session=session, tenant_id=tenant_id, message_id=message_id)
+    """Feedback on an answer in one of the caller's own conversations (anyone else's message is not found)."""
+    msg = get_message(session=session, tenant_id=tenant_id, message_id=message_id)
+    if msg.conversation.actor_id != actor_id or msg.role != "assistant":
+        raise AppError(ErrorCode.NOT_FOUND, "message not found")
     fb = Feedback(tenant_id=tenant_id, message_id=message_id, actor_id=actor_id, rating=rating, comment=comment)
     session.add(fb)
     session.flush()
@@ -501,8 +594,7 @@ def list_audit(
     """Newest first. ``action`` matches a prefix (``document.`` or ``document.upload``); ``before`` pages by id."""
     stmt = select(AuditEvent).where(AuditEvent.tenant_id == tenant_id)
     if action:
-        escaped = action.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        stmt = stmt.where(AuditEvent.action.like(escaped + "%", escape="\\"))
+        stmt = stmt.where(AuditEvent.action.like(like_escape(action) + "%", escape="\\"))
     if actor_id:
         stmt = stmt.where(AuditEvent.actor_id == actor_id)
     if before is not None:
