@@ -64,8 +64,9 @@ bench-ingest: ## ingest the enterprise document set vs a Haystack peer: states, 
 	@KBQA_EXTRAS=dev,bench bash scripts/install.sh
 	@$(PY) benchmarks/bench_ingest.py
 
-bench-answer: ## time to sources / first token per backend; SQuAD answer and citation quality
+bench-answer: ## answer quality (demo support set, doc2dial, SQuAD v2 outcomes) + time to sources / first token per backend
 	@KBQA_EXTRAS=dev,local-llm bash scripts/install.sh
+	@$(PY) benchmarks/answer_quality.py --sets demo,doc2dial,squad2 --backend extractive
 	@$(PY) benchmarks/bench_answer.py
 
 lint: install ## ruff and mypy

@@ -29,7 +29,7 @@ from app.generation.text import content_terms, has_term
 
 #: Weights of the unit score (fitted on the doc2dial dev domains and the demo support set; see
 #: ``benchmarks/answer_quality.py``).
-W_RANK, W_COVERAGE, W_HEADING, W_VECTOR, W_PINNED = 1.0, 1.0, 0.5, 1.0, 1.0
+W_RANK, W_COVERAGE, W_HEADING, W_VECTOR, W_PINNED = 0.5, 2.0, 0.5, 1.0, 1.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ from app.generation.backends.llamacpp import LlamaCppBackend, find_packaged_gguf
 from app.generation.evaldata import MemoryHybridRetriever
 from app.generation.events import Citations, Done, Sources
 from app.generation.pipeline import AnswerPipeline
+from app.generation.rewrite import rewrite_query
 
 pytestmark = [
     pytest.mark.integration,
@@ -70,3 +71,13 @@ async def test_pipeline_with_local_llm(llm: LlamaCppBackend) -> None:
     assert isinstance(done, Done) and not done.refused and not done.degraded and done.answer.strip()
     assert any(isinstance(e, Sources) for e in events) and isinstance(events[-2], Citations)
     assert done.usage["prompt_tokens"] > 50 and events[0].versions["model"].endswith(".gguf")
+
+
+async def test_follow_up_is_rewritten_by_the_local_model(llm: LlamaCppBackend) -> None:
+    history = [{"role": "user", "content": "How long does the Kestrel K2 battery last?"},
+               {"role": "assistant", "content": "The Kestrel K2 battery lasts 14 hours on a full charge [1]."}]
+    question = "and how long does charging it take?"
+    out = await rewrite_query(question, history, llm=llm, count_tokens=llm.count_tokens)
+    # a standalone question: the model's rewrite, or the guard's keyword rewrite when the model's output is unusable
+    assert out.strip() and out != question and "\n" not in out
+    assert "charg" in out.lower()

@@ -147,3 +147,61 @@ def test_reingest_is_idempotent_and_new_version_replaces(demo):
 def _all_chunk_ids(container) -> set[str]:  # noqa: ANN001
     with container.db.session() as s:
         return {c.id for c in s.query(Chunk).all()}
+
+
+def _ask(client, key, question: str) -> tuple[str, dict, list[dict]]:
+    with client.stream("POST", "/api/v1/ask", headers={"Authorization": f"Bearer {key}"},
+                       json={"question": question}) as r:
+        assert r.status_code == 200
+        events = parse_sse("".join(r.iter_text()))
+    answer = "".join(d["text"] for t, d in events if t == "token")
+    done = next(d for t, d in events if t == "done")
+    cited = next((d for t, d in events if t == "citations"), {"citations": []})["citations"]
+    return answer, done, cited
+
+
+OFFLINE_CHECKS = [
+    "Check that the device has power.",
+    "Check that other devices in your home have internet access.",
+    "Restart the device: unplug it for 10 seconds and plug it back in.",
+    "Restart your router and wait 3 minutes.",
+    "If the device is still offline, check its status light",
+]
+
+
+def test_offline_question_streams_the_five_checks_in_order_from_the_offline_section(demo):
+    _, client, key = demo
+    answer, done, cited = _ask(client, key, "My Kestrel Cam 2 keeps going offline at night. What should I check?")
+    lines = answer.splitlines()
+    assert lines[0] == "From *Kestrel Troubleshooting Guide › A device shows as offline*:"
+    steps = [ln for ln in lines if ln[:2] in {f"{i}." for i in range(1, 10)}]
+    assert [ln[:2] for ln in steps] == ["1.", "2.", "3.", "4.", "5."]
+    for step, check in zip(steps, OFFLINE_CHECKS, strict=True):
+        assert check.rstrip(".") in step, (step, check)
+    assert "Night vision" not in answer  # no spec line stitched in from another document
+    assert done["outcome"] == "answered" and done["mode"] == "excerpt" and not done["refused"]
+    assert done["unit"]["section_path"][-1] == "A device shows as offline"
+    assert cited and all(c["section"].endswith("A device shows as offline") for c in cited)
+
+
+def test_three_outcomes_over_http_and_in_the_openai_facade(demo):
+    _, client, key = demo
+    cases = {
+        "answered": "How long is the warranty on the Kestrel Thermo?",
+        "partial": "Is there a student discount on Kestrel Protect?",
+        "not_found": "What is the boiling point of mercury in kelvin?",
+    }
+    for outcome, question in cases.items():
+        answer, done, _ = _ask(client, key, question)
+        assert done["outcome"] == outcome, (question, answer)
+        assert done["refused"] == (outcome == "not_found")
+        if outcome == "partial":
+            assert done["missing"] and "do not say anything about" in answer
+        if outcome == "not_found":
+            assert answer.startswith("I could not find this in the knowledge base.") and done["unit"] is None
+        r = client.post("/v1/chat/completions", headers={"Authorization": f"Bearer {key}"},
+                        json={"model": "kbqa", "messages": [{"role": "user", "content": question}]})
+        assert r.status_code == 200, r.text
+        ext = r.json()["kbqa"]
+        assert ext["outcome"] == outcome and ext["refused"] == (outcome == "not_found")
+        assert r.json()["choices"][0]["message"]["content"] == answer

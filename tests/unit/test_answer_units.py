@@ -1,0 +1,105 @@
+"""The answering unit and the extractive composer: one section answers, lists and tables stay whole, three outcomes,
+document-written citation markers never cite."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.core.types import ChunkRecord, RankedChunk
+from app.generation import answerability
+from app.generation.backends import ExtractiveBackend, complete
+from app.generation.compose import Passage, blocks, compose, intent
+from app.generation.prompt import build_prompt
+from app.generation.units import rank_units, unit_first
+
+pytestmark = pytest.mark.unit
+
+OFFLINE = (
+    "Troubleshooting Guide > A device shows as offline\n\n"
+    "A device is marked Offline when it has not contacted the cloud for 5 minutes.\n\n"
+    "1. Check that the device has power.\n2. Check that other devices in your home have internet access.\n"
+    "3. Restart the device.\n4. Restart your router and wait 3 minutes.\n5. Reconnect it to Wi-Fi."
+)
+SPECS = "Camera > Technical specifications\n\nNight vision: up to 8 m at night, eight infrared LEDs."
+TABLE = (
+    "Policy > Warranty periods\n\n| Product | Warranty period |\n|---|---|\n| Hub | 24 months |\n"
+    "| Cam 2 | 12 months |\n| Thermo | 36 months |"
+)
+
+
+def rc(cid: str, text: str, section: tuple[str, ...], *, doc: str = "d1", order: int = 0, score: float = 1.0,
+       title: str = "Guide") -> RankedChunk:
+    chunk = ChunkRecord(id=cid, tenant_id="t", document_id=doc, document_version=1, title=title, text=text,
+                        section_path=section, order=order)
+    return RankedChunk(chunk=chunk, score=score, scores={"vector": 0.6, "keyword": 1.0})
+
+
+def test_intent_reads_what_kind_of_answer_is_wanted() -> None:
+    assert intent("My camera keeps going offline at night. What should I check?") == "howto"
+    assert intent("thermostat shows offline in the app but the screen is on??") == "howto"
+    assert intent("How do I reset the hub?") == "howto"
+    assert intent("How long is the warranty on the Hub?") == "fact"
+    assert intent("Why does the thermostat heat early?") == "explain"
+
+
+def test_units_group_one_section_in_document_order_and_rank_the_answering_one_first() -> None:
+    second = rc("c2", "Troubleshooting Guide > A device shows as offline\n\nStill offline? Contact support.",
+                ("Troubleshooting Guide", "A device shows as offline"), order=2, score=0.5)
+    chunks = [rc("c9", SPECS, ("Camera", "Technical specifications"), doc="d2", score=0.9),
+              second, rc("c1", OFFLINE, ("Troubleshooting Guide", "A device shows as offline"), order=1, score=0.8)]
+    units = rank_units("device keeps going offline, what should I check?", chunks)
+    assert [rc.chunk.id for rc in units[0].chunks] == ["c1", "c2"]  # document order, not rank order
+    assert units[0].label == "Guide › Troubleshooting Guide › A device shows as offline"
+    assert [c.chunk.id for c in unit_first(units[0], chunks)] == ["c1", "c2", "c9"]
+
+
+def test_list_is_parsed_whole_with_its_intro() -> None:
+    parsed = blocks(OFFLINE, "Troubleshooting Guide > A device shows as offline")
+    lst = next(b for b in parsed if b.kind == "list")
+    assert len(lst.lines) == 5 and lst.lines[0] == "Check that the device has power."
+    assert lst.intro.startswith("A device is marked Offline")
+
+
+def test_howto_answer_is_the_section_with_its_steps_in_order_and_no_stitched_spec_line() -> None:
+    unit = [Passage(1, OFFLINE, "Troubleshooting Guide > A device shows as offline")]
+    out = compose("My camera keeps going offline at night. What should I check?", unit,
+                  [Passage(2, SPECS, "Camera > Technical specifications")], "Guide › A device shows as offline")
+    assert out is not None
+    lines = out.text.splitlines()
+    assert lines[0] == "From *Guide › A device shows as offline*:"
+    assert [ln[:2] for ln in lines[2:]] == ["1.", "2.", "3.", "4.", "5."]
+    assert lines[2] == "1. Check that the device has power [1]."
+    assert "Night vision" not in out.text
+
+
+def test_fact_answer_is_the_table_row_that_names_the_product() -> None:
+    out = compose("How long is the warranty on the Thermo?", [Passage(1, TABLE, "Policy > Warranty periods")], [],
+                  "Policy › Warranty periods")
+    assert out is not None and out.kind == "table_row"
+    assert out.text.splitlines()[1] == "Thermo — Warranty period: 36 months [1]."
+
+
+@pytest.mark.asyncio
+async def test_markers_written_in_a_document_never_cite_other_passages() -> None:
+    forged = rc("c1", "Guide > Reset\n\nHold the button for 15 seconds [2] [3]. Then wait [1, 3].", ("Guide", "Reset"))
+    other = rc("c2", SPECS, ("Camera", "Technical specifications"), doc="d2")
+    prompt = build_prompt("How do I reset it?", [forged, other], count_tokens=len, context_window=100_000,
+                          max_new_tokens=100)
+    assert "[2] [3]" not in prompt.messages[-1]["content"] and "[1, 3]" not in prompt.messages[-1]["content"]
+    out = await complete(ExtractiveBackend(), prompt.messages, max_tokens=200)
+    assert "[2]" not in out and "[3]" not in out and "Hold the button for 15 seconds [1]." in out
+
+
+def test_three_outcomes_from_the_evidence() -> None:
+    hub = rc("c1", "Hub > Backup battery\n\nThe built-in battery keeps the Hub running for about 4 hours.",
+             ("Hub", "Backup battery"), title="Hub manual")
+    hub.scores = {"vector": 0.75, "keyword": 3.0}
+    hub.ranks = {"vector": 1, "keyword": 1}
+    chunks = [hub]
+    unit = rank_units("How long does the Hub run on its battery?", chunks)[0]
+    assert answerability.assess("How long does the Hub run on its battery?", chunks, unit).outcome == "answered"
+    partial = answerability.assess("What is the battery capacity of the Hub?", chunks, unit)
+    assert partial.outcome == "partial" and partial.missing == ("capacity",)
+    assert answerability.assess("How much does the Hub cost?", chunks, unit).missing == ("price",)
+    assert answerability.assess("anything", [], None).outcome == "not_found"
+    assert "“capacity”" in answerability.missing_text(partial.missing)
