@@ -1,9 +1,9 @@
-"""The index contract against a real Weaviate server (set KBQA_TEST_WEAVIATE_URL, e.g. http://127.0.0.1:8080;
-gRPC port from KBQA_TEST_WEAVIATE_GRPC_PORT, default 50051). Each test uses its own collection, dropped afterwards."""
+"""The index contract against a real Weaviate server: the session's ``weaviate_server`` (the binary that
+``scripts/build-go-servers.sh`` builds, started on free loopback ports; or KBQA_TEST_WEAVIATE_URL with
+KBQA_TEST_WEAVIATE_GRPC_PORT, default 50051). Each test uses its own collection, dropped afterwards."""
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,29 +15,29 @@ import pytest
 from app.core.types import ChunkRecord, Hit, SearchFilter
 from tests.contract.index_contract import DIM, IndexContract, vector_for
 
-URL = os.environ.get("KBQA_TEST_WEAVIATE_URL", "")
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.skipif(not URL, reason="KBQA_TEST_WEAVIATE_URL not set: no Weaviate server reachable"),
-]
+pytestmark = pytest.mark.integration
+pytest.importorskip("weaviate", reason="weaviate-client (the 'weaviate' extra) is not installed")
 
 
 class _WeaviateContract(IndexContract):
-    collection = ""
+    server: Any = None
+
+    @pytest.fixture(autouse=True)
+    def _server(self, weaviate_server: Any) -> None:
+        self.server = weaviate_server
 
     def make_index(self, root: Path) -> Any:
         from retrieval.weaviate_backend import WeaviateIndex
 
         # One collection per test; reopening the same ``root`` (the reopen test) finds the same collection.
         name = "KbqaTest" + uuid.uuid5(uuid.NAMESPACE_URL, str(root)).hex[:12]
-        grpc = int(os.environ.get("KBQA_TEST_WEAVIATE_GRPC_PORT", "50051"))
-        return WeaviateIndex(URL, dim=DIM, grpc_port=grpc, collection=name)
+        return WeaviateIndex(self.server.url, dim=DIM, grpc_port=self.server.grpc_port, collection=name)
 
     @pytest.fixture
     def index(self, tmp_path: Path) -> Any:
         idx = self.make_index(tmp_path / "index")
         yield idx
-        idx._client.collections.delete(idx._collection.name)
+        idx.drop()
         idx.close()
 
     def test_concurrent_readers_see_old_or_new_set(self, index: Any) -> None:
