@@ -54,6 +54,50 @@ class TestWeaviateKeyword(_WeaviateContract):
     def search_text(self, index: Any, text: str, flt: SearchFilter) -> list[Hit]:
         return index.search(text, flt, 10)
 
+    def test_bm25_ranks_title_and_stems(self, index: Any) -> None:
+        a = ChunkRecord(
+            id="a", tenant_id="t", document_id="a", document_version=1, title="Running shoes", text="We sell footwear."
+        )
+        b = ChunkRecord(
+            id="b", tenant_id="t", document_id="b", document_version=1, title="Pricing", text="Prices of our products."
+        )
+        index.upsert_document("a", [a])
+        index.upsert_document("b", [b])
+        hits = index.search("run", SearchFilter("t"), 5)
+        assert [h.chunk_id for h in hits] == ["a"]
+        assert hits[0].score > 0
+        assert index.search("the and of it", SearchFilter("t"), 5) == []  # stop words only
+
+    def test_ranks_like_the_embedded_index(self, index: Any, tmp_path: Path) -> None:
+        """Same analysis, same BM25 constants, same field boosts: the same order as tantivy, scores 1 / (k1 + 1)."""
+        from retrieval.keyword import TantivyKeywordIndex
+
+        texts = [
+            ("Battery care", "Charge the battery fully before first use. Batteries wear out after many charges."),
+            ("Warranty", "The warranty covers the hub for two years. Batteries are not covered by the warranty."),
+            ("Charging", "Use the supplied charger. Charging takes two hours; a full charge lasts a week."),
+            ("Cleaning", "Wipe the hub with a dry cloth. Never use water or solvents."),
+            ("Travel", "Pack the hub and charger in hand luggage; airlines restrict spare batteries."),
+            ("Returns", "Return an unused hub within thirty days for a full refund."),
+        ]
+        chunks = [
+            ChunkRecord(id=f"c{i}", tenant_id="t", document_id=f"d{i}", document_version=1, title=ti, text=tx)
+            for i, (ti, tx) in enumerate(texts)
+        ]
+        embedded = TantivyKeywordIndex(tmp_path / "tantivy")
+        try:
+            for c in chunks:
+                index.upsert_document(c.document_id, [c])
+                embedded.upsert_document(c.document_id, [c])
+            for q in ("battery charging", "warranty batteries", "hub", "full refund for the charger", "charges"):
+                want = embedded.search(q, SearchFilter("t"), 10)
+                got = index.search(q, SearchFilter("t"), 10)
+                assert [h.chunk_id for h in got] == [h.chunk_id for h in want], q
+                for g, w in zip(got, want, strict=True):
+                    assert g.score * 2.2 == pytest.approx(w.score, rel=0.1), q
+        finally:
+            embedded.close()
+
 
 class TestWeaviateVector(_WeaviateContract):
     def write(self, index: Any, document_id: str, chunks: Sequence[ChunkRecord]) -> None:
