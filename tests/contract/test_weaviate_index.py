@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from app.core.types import ChunkRecord, Hit, SearchFilter
-from tests.contract.index_contract import DIM, IndexContract, vector_for
+from tests.contract.index_contract import DIM, IndexContract, chunk, vector_for
 
 pytestmark = pytest.mark.integration
 pytest.importorskip("weaviate", reason="weaviate-client (the 'weaviate' extra) is not installed")
@@ -97,6 +97,30 @@ class TestWeaviateKeyword(_WeaviateContract):
                     assert g.score * 2.2 == pytest.approx(w.score, rel=0.1), q
         finally:
             embedded.close()
+
+    def test_older_collection_gains_the_analysed_term_properties(self, tmp_path: Path) -> None:
+        """A collection made before the ``bm25_*`` properties existed is extended on open, then searchable."""
+        from retrieval.weaviate_backend import BM25_FIELDS
+
+        index = self.make_index(tmp_path / "old")
+        name = index._collection.name
+        index.drop()
+        c = index._wvc.config
+        index._client.collections.create(
+            name,
+            properties=[c.Property(name="chunk_id", data_type=c.DataType.TEXT, tokenization=c.Tokenization.FIELD)],
+            multi_tenancy_config=c.Configure.multi_tenancy(enabled=True, auto_tenant_creation=True),
+        )
+        index.close()
+        again = self.make_index(tmp_path / "old")
+        try:
+            props = {p.name for p in again._collection.config.get().properties}
+            assert set(BM25_FIELDS) <= props
+            self.write(again, "d1", [chunk("t1", "d1", 0)])
+            assert len(self.search_all(again, SearchFilter("t1"))) == 1
+        finally:
+            again.drop()
+            again.close()
 
 
 class TestWeaviateVector(_WeaviateContract):
