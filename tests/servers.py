@@ -78,9 +78,10 @@ class WeaviateServer:
 
 @contextmanager
 def run_weaviate(binary: Path, data_dir: Path | None = None, timeout_s: float = 60.0) -> Iterator[WeaviateServer]:
-    """A throw-away single-node Weaviate: every port free and on loopback where Weaviate lets one choose (HTTP,
-    gRPC, gossip + data, Raft + its RPC), a temp data dir, anonymous access, no modules (vectors come from kbqa).
-    Stopped (SIGTERM, then SIGKILL) and its data removed on exit."""
+    """A throw-away single-node Weaviate on free ports (HTTP, gRPC, gossip + data, Raft + its RPC): HTTP, Raft and
+    RPC on 127.0.0.1; gRPC and gossip listen on all interfaces (Weaviate 1.30 has no setting for their address). A temp
+    data dir (or ``data_dir``, kept), anonymous access, no modules (kbqa sends the vectors). Stopped (SIGTERM, then
+    SIGKILL) on exit."""
     own_dir = data_dir is None
     data = Path(tempfile.mkdtemp(prefix="kbqa-weaviate-")) if data_dir is None else data_dir
     http, grpc, gossip, raft, raft_rpc = free_port(), free_port(), free_port_pair(), free_port(), free_port()
@@ -104,8 +105,6 @@ def run_weaviate(binary: Path, data_dir: Path | None = None, timeout_s: float = 
         "RAFT_INTERNAL_RPC_PORT": str(raft_rpc),
         "RAFT_JOIN": f"{node}:{raft}",
         "RAFT_BOOTSTRAP_EXPECT": "1",
-        # small limits for a test box: no huge memtables, no query limit surprises
-        "QUERY_DEFAULTS_LIMIT": "25",
     }
     log = data / "weaviate.log"
     url = f"http://127.0.0.1:{http}"
