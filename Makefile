@@ -24,8 +24,9 @@ install-test: ## install everything the tests need (Python, frontend, headless C
 	@KBQA_EXTRAS=dev,local-llm bash scripts/install.sh
 	@bash scripts/install-test-extras.sh
 
-services: ## install (Debian) and start PostgreSQL and Redis for the tests on loopback (idempotent)
+services: ## install (Debian) and start PostgreSQL and Redis, build Weaviate (Go, cached) for the tests (idempotent)
 	@bash scripts/test-services.sh >/dev/null
+	@bash scripts/build-go-servers.sh >/dev/null
 
 services-stop: ## stop the test PostgreSQL and Redis that `make services` started
 	@bash scripts/test-services.sh stop

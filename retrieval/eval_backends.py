@@ -14,7 +14,7 @@ import numpy as np
 from app.core.types import ChunkRecord
 from retrieval.graph import NetworkXGraphIndex, QueryExtractor
 from retrieval.keyword import TantivyKeywordIndex
-from retrieval.protocols import Embedder, VectorIndex
+from retrieval.protocols import Embedder, KeywordIndex, VectorIndex
 from retrieval.vector import EmbeddedVectorIndex
 
 
@@ -38,6 +38,17 @@ def by_document(chunks: Sequence[ChunkRecord]) -> Iterator[tuple[str, int, int]]
 def build_keyword(folder: Path, chunks: Sequence[ChunkRecord]) -> TantivyKeywordIndex:
     idx = TantivyKeywordIndex(folder)
     idx.upsert_many([(doc, list(chunks[a:b])) for doc, a, b in by_document(chunks)])
+    return idx
+
+
+def build_weaviate_keyword(url: str, grpc_port: int, chunks: Sequence[ChunkRecord], dim: int) -> KeywordIndex:
+    """A throw-away Weaviate collection holding ``chunks`` for BM25 (no vectors); ``drop()`` it when done."""
+    import uuid
+
+    from retrieval.weaviate_backend import WeaviateIndex
+
+    idx = WeaviateIndex(url, dim=dim, grpc_port=grpc_port, collection="KbqaEval" + uuid.uuid4().hex[:12])
+    idx.upsert_many([(c, None) for c in chunks])
     return idx
 
 

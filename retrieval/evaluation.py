@@ -3,12 +3,15 @@
 Usage::
 
     python -m retrieval.evaluation --dataset ../shared/eval/beir_scifact [--configs bm25,dense,hybrid] \
-        [--entities ingestion.entities:EntityExtractor]
+        [--entities ingestion.entities:EntityExtractor] \
+        [--weaviate-url http://127.0.0.1:8080 --weaviate-grpc-port 50051]
 
 Configurations: ``bm25``, ``dense``, ``graph``, ``hybrid`` (bm25 + dense), ``hybrid+graph``, ``hybrid+graph+rerank``.
 Each runs the real :class:`retrieval.hybrid.HybridRetriever` with null indexes for the stages it leaves out, over temp
-embedded indexes built from the corpus. Corpus embeddings and extracted entities are cached under ``cache_dir``
-(keyed by model version + corpus hash), so reruns only pay for the queries.
+embedded indexes built from the corpus (with ``--weaviate-url``, the keyword index is a temp collection on that
+Weaviate server instead, dropped afterwards; rows are then labelled ``<config>@weaviate``). Corpus embeddings and
+extracted entities are cached under ``cache_dir`` (keyed by model version + corpus hash), so reruns only pay for the
+queries.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from retrieval.beir import (
     doc_text,
     load_beir,
 )
-from retrieval.eval_backends import build_graph, build_keyword, build_vector, default_embedder
+from retrieval.eval_backends import build_graph, build_keyword, build_vector, build_weaviate_keyword, default_embedder
 from retrieval.hybrid import HybridRetriever
 from retrieval.metrics import mean_metrics
 from retrieval.null import NullGraphIndex, NullKeywordIndex, NullVectorIndex
@@ -124,13 +127,18 @@ def build_indexes(
     cache_dir: Path | None,
     extract_entities: EntityExtractor | None,
     with_vectors: bool = True,
+    weaviate: tuple[str, int] | None = None,
 ) -> EvalIndexes:
     """Index ``ds`` into temp embedded indexes under ``workdir`` (embeddings and entities from the cache if present).
 
-    ``with_vectors=False`` skips embedding the corpus (a null vector index stands in)."""
+    ``with_vectors=False`` skips embedding the corpus (a null vector index stands in). ``weaviate=(url, grpc_port)``
+    puts the keyword index in a temp collection on that server (the caller drops it)."""
     chunks = ds.chunks
     t = time.perf_counter()
-    keyword = build_keyword(workdir / "keyword", chunks)
+    if weaviate is not None:
+        keyword = build_weaviate_keyword(weaviate[0], weaviate[1], chunks, embedder.dim)
+    else:
+        keyword = build_keyword(workdir / "keyword", chunks)
     log.info("keyword index: %d docs in %.1fs", len(chunks), time.perf_counter() - t)
     vector: VectorIndex = NullVectorIndex(embedder.dim)
     if with_vectors:
@@ -217,13 +225,14 @@ def run_retrieval_eval(
     reranker: Reranker | None = None,
     cache_dir: Path | None = None,
     max_queries: int | None = None,
+    weaviate: tuple[str, int] | None = None,
 ) -> EvalTable:
     """Evaluate each configuration on the BEIR dataset in ``dataset_dir`` and return the table.
 
     ``settings`` supplies fusion weights, ``rrf_k`` and timeouts (``candidates`` is raised to 100 for Recall@100).
     ``extract_entities`` is needed for the graph configurations (the CLI passes ingestion's spaCy extractor; this
     module cannot import ingestion). ``reranker`` is used by ``+rerank`` configurations; without one they are
-    reported as skipped. ``cache_dir=None`` disables the cache.
+    reported as skipped. ``cache_dir=None`` disables the cache. ``weaviate=(url, grpc_port)``: BM25 on that server.
     """
     unknown = [c for c in configs if c not in CONFIGS]
     if unknown:
@@ -238,15 +247,24 @@ def run_retrieval_eval(
     table = EvalTable(ds.name, len(ds.queries), len(ds.chunks))
     with tempfile.TemporaryDirectory(prefix="kbqa-eval-") as tmp:
         idx = build_indexes(ds, Path(tmp), embedder, cache_dir=cache_dir,
-                            extract_entities=extract_entities if needs_graph else None, with_vectors=needs_vectors)
-        for config in configs:
-            if "rerank" in config and reranker is None:
-                table.rows.append(EvalRow(config, {}, {}, note="skipped: no reranker configured"))
-                continue
-            if "graph" in config and idx.graph is None:
-                table.rows.append(EvalRow(config, {}, {}, note="skipped: no entity extractor"))
-                continue
-            table.rows.append(evaluate_config(config, ds, idx, embedder, settings, reranker, multi_hop=multi_hop))
+                            extract_entities=extract_entities if needs_graph else None, with_vectors=needs_vectors,
+                            weaviate=weaviate)
+        try:
+            for config in configs:
+                if "rerank" in config and reranker is None:
+                    table.rows.append(EvalRow(config, {}, {}, note="skipped: no reranker configured"))
+                    continue
+                if "graph" in config and idx.graph is None:
+                    table.rows.append(EvalRow(config, {}, {}, note="skipped: no entity extractor"))
+                    continue
+                row = evaluate_config(config, ds, idx, embedder, settings, reranker, multi_hop=multi_hop)
+                if weaviate is not None:
+                    row.config += "@weaviate"
+                table.rows.append(row)
+        finally:
+            if weaviate is not None:
+                idx.keyword.drop()  # type: ignore[attr-defined]
+                idx.keyword.close()  # type: ignore[attr-defined]
     return table
 
 
@@ -264,6 +282,9 @@ def main(argv: Sequence[str] | None = None, *, extract_entities: EntityExtractor
     ap.add_argument("--entities", default=None, metavar="MODULE:CALLABLE",
                     help="entity extractor factory for graph configurations, e.g. ingestion.entities:EntityExtractor "
                     "(retrieval does not import ingestion itself; the kbqa CLI passes it)")
+    ap.add_argument("--weaviate-url", default="",
+                    help="run BM25 on this Weaviate server (a temp collection, dropped afterwards) instead of tantivy")
+    ap.add_argument("--weaviate-grpc-port", type=int, default=50051)
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     update: dict[str, object] = {}
@@ -280,7 +301,8 @@ def main(argv: Sequence[str] | None = None, *, extract_entities: EntityExtractor
     settings = RetrievalSettings().model_copy(update=update)
     table = run_retrieval_eval(args.dataset, [c for c in args.configs.split(",") if c], settings=settings,
                                extract_entities=extract_entities, reranker=build_reranker(settings),
-                               cache_dir=args.cache_dir, max_queries=args.max_queries)
+                               cache_dir=args.cache_dir, max_queries=args.max_queries,
+                               weaviate=(args.weaviate_url, args.weaviate_grpc_port) if args.weaviate_url else None)
     print(table.format())
 
 

@@ -96,6 +96,27 @@ def redis_url() -> str:
     return REDIS_URL
 
 
+@pytest.fixture(scope="session")
+def weaviate_server() -> Iterator[object]:
+    """A real Weaviate for the session: ``KBQA_TEST_WEAVIATE_URL`` (+ ``KBQA_TEST_WEAVIATE_GRPC_PORT``, default 50051)
+    when set, else the binary ``scripts/build-go-servers.sh`` builds, started on free loopback ports with a temp data
+    dir and stopped at session end. Neither: skipped, or failed under ``KBQA_TEST_REQUIRE_SERVICES=1``."""
+    from tests.servers import WeaviateServer, run_weaviate, weaviate_binary
+
+    url = os.environ.get("KBQA_TEST_WEAVIATE_URL", "")
+    if url:
+        yield WeaviateServer(url.rstrip("/"), int(os.environ.get("KBQA_TEST_WEAVIATE_GRPC_PORT", "50051")))
+        return
+    binary = weaviate_binary()
+    if not binary.is_file():
+        service_missing(
+            f"no Weaviate server: {binary} not built (run `bash scripts/build-go-servers.sh`) "
+            "and KBQA_TEST_WEAVIATE_URL not set"
+        )
+    with run_weaviate(binary) as server:
+        yield server
+
+
 _PRELOADED_LLM: object | None = None
 
 

@@ -1,13 +1,23 @@
-"""Helpers for tests that start real server processes: a free local port, and waiting for ``/readyz``."""
+"""Helpers for tests that start real server processes: a free local port, waiting for a readiness URL, and a real
+Weaviate server (the binary ``scripts/build-go-servers.sh`` builds) on free loopback ports."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import signal
 import socket
 import subprocess
+import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+
+REPO = Path(__file__).resolve().parent.parent
 
 
 def free_port() -> int:
@@ -17,18 +27,105 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def wait_ready(url: str, proc: subprocess.Popen, log: Path, timeout_s: float) -> None:
-    """Poll ``url``/readyz until it answers 200. Raises RuntimeError with the tail of ``log`` if the process exits
-    or ``timeout_s`` passes first (the caller stops the process)."""
+def free_port_pair() -> int:
+    """A local port ``p`` with ``p + 1`` also free (Weaviate's gossip and data ports must be consecutive)."""
+    for _ in range(100):
+        p = free_port()
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", p + 1))
+            except OSError:
+                continue
+        return p
+    raise RuntimeError("no two consecutive free local ports")
+
+
+def wait_ready(url: str, proc: subprocess.Popen, log: Path, timeout_s: float, path: str = "/readyz") -> None:
+    """Poll ``url`` + ``path`` until it answers 200. Raises RuntimeError with the tail of ``log`` if the process
+    exits or ``timeout_s`` passes first (the caller stops the process)."""
     deadline = time.monotonic() + timeout_s
     while True:
         if proc.poll() is not None:
             raise RuntimeError(f"server exited: {log.read_text()[-3000:]}")
         try:
-            if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
+            if httpx.get(f"{url}{path}", timeout=2).status_code == 200:
                 return
         except httpx.HTTPError:
             pass
         if time.monotonic() > deadline:
             raise RuntimeError(f"server not ready after {timeout_s:.0f} s: {log.read_text()[-3000:]}")
         time.sleep(0.3)
+
+
+# -- Weaviate ---------------------------------------------------------------------------------------------------------
+def weaviate_binary() -> Path:
+    """Where ``scripts/build-go-servers.sh`` keeps the Weaviate server of the version deploy/compose.yaml pins
+    (``KBQA_TEST_WEAVIATE_BIN`` overrides). The file may not exist: ``make services`` builds it."""
+    if os.environ.get("KBQA_TEST_WEAVIATE_BIN"):
+        return Path(os.environ["KBQA_TEST_WEAVIATE_BIN"])
+    out = subprocess.run(
+        ["bash", str(REPO / "scripts" / "build-go-servers.sh"), "--path"], capture_output=True, text=True, check=True
+    )
+    return Path(out.stdout.strip())
+
+
+@dataclass(frozen=True, slots=True)
+class WeaviateServer:
+    url: str
+    grpc_port: int
+    proc: subprocess.Popen | None = None  # None: a server someone else runs (KBQA_TEST_WEAVIATE_URL)
+
+
+@contextmanager
+def run_weaviate(binary: Path, data_dir: Path | None = None, timeout_s: float = 60.0) -> Iterator[WeaviateServer]:
+    """A throw-away single-node Weaviate on free ports (HTTP, gRPC, gossip + data, Raft + its RPC): HTTP, Raft and
+    RPC on 127.0.0.1; gRPC and gossip listen on all interfaces (Weaviate 1.30 has no setting for their address). A temp
+    data dir (or ``data_dir``, kept), anonymous access, no modules (kbqa sends the vectors). Stopped (SIGTERM, then
+    SIGKILL) on exit."""
+    own_dir = data_dir is None
+    data = Path(tempfile.mkdtemp(prefix="kbqa-weaviate-")) if data_dir is None else data_dir
+    http, grpc, gossip, raft, raft_rpc = free_port(), free_port(), free_port_pair(), free_port(), free_port()
+    node = "kbqa-test-0"
+    env = {
+        **os.environ,
+        "PERSISTENCE_DATA_PATH": str(data / "data"),
+        "AUTHENTICATION_ANONYMOUS_ACCESS_ENABLED": "true",
+        "DEFAULT_VECTORIZER_MODULE": "none",
+        "ENABLE_MODULES": "",
+        "DISABLE_TELEMETRY": "true",
+        "GO_PROFILING_DISABLE": "true",
+        "PROMETHEUS_MONITORING_ENABLED": "false",
+        "LOG_LEVEL": "warning",
+        "GRPC_PORT": str(grpc),
+        "CLUSTER_HOSTNAME": node,
+        "CLUSTER_ADVERTISE_ADDR": "127.0.0.1",
+        "CLUSTER_GOSSIP_BIND_PORT": str(gossip),
+        "CLUSTER_DATA_BIND_PORT": str(gossip + 1),
+        "RAFT_PORT": str(raft),
+        "RAFT_INTERNAL_RPC_PORT": str(raft_rpc),
+        "RAFT_JOIN": f"{node}:{raft}",
+        "RAFT_BOOTSTRAP_EXPECT": "1",
+    }
+    log = data / "weaviate.log"
+    url = f"http://127.0.0.1:{http}"
+    cmd = [str(binary), "--scheme", "http", "--host", "127.0.0.1", "--port", str(http)]
+    with log.open("ab") as out:
+        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        wait_ready(url, proc, log, timeout_s, path="/v1/.well-known/ready")
+        yield WeaviateServer(url, grpc, proc)
+    finally:
+        stop_process(proc)
+        if own_dir:
+            shutil.rmtree(data, ignore_errors=True)
+
+
+def stop_process(proc: subprocess.Popen, timeout_s: float = 20.0) -> None:
+    """SIGTERM, wait, then SIGKILL a server started by a test."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

@@ -29,7 +29,10 @@ PUBLIC_ACL = "\x00public"
 MAX_QUERY_TERMS = 64
 
 
-def _analyzer() -> tantivy.TextAnalyzer:
+def english_analyzer() -> tantivy.TextAnalyzer:
+    """The analysis of every text field and query: simple tokenizer (alphanumeric runs), drop tokens of 40+ bytes,
+    lowercase, Lucene's 33 English stop words, Snowball English stemmer. The Weaviate backend indexes its output too,
+    so both backends rank on the same terms."""
     return (
         tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
         .filter(tantivy.Filter.remove_long(40))
@@ -38,6 +41,16 @@ def _analyzer() -> tantivy.TextAnalyzer:
         .filter(tantivy.Filter.stemmer("english"))
         .build()
     )
+
+
+def unique_terms(analyzer: tantivy.TextAnalyzer, text: str, limit: int = MAX_QUERY_TERMS) -> list[str]:
+    """The distinct analysed terms of a query, in order of first appearance, at most ``limit``."""
+    seen: dict[str, None] = {}
+    for token in analyzer.analyze(text):
+        seen.setdefault(token, None)
+        if len(seen) >= limit:
+            break
+    return list(seen)
 
 
 def _schema() -> tantivy.Schema:
@@ -78,13 +91,13 @@ class TantivyKeywordIndex:
             self.directory.mkdir(parents=True, exist_ok=True)
             self._schema = _schema()
             self._index = tantivy.Index(self._schema, path=str(self.directory), reuse=True)
-            self._index.register_tokenizer(ANALYZER, _analyzer())
+            self._index.register_tokenizer(ANALYZER, english_analyzer())
         except (OSError, ValueError) as exc:
             raise AppError(
                 ErrorCode.INDEX_UNAVAILABLE,
                 f"cannot open keyword index at {self.directory}: {exc}",
             ) from exc
-        self._analyzer = _analyzer()
+        self._analyzer = english_analyzer()
         self._writer: tantivy.IndexWriter | None = None
         self._write_lock = threading.Lock()
 
@@ -152,12 +165,7 @@ class TantivyKeywordIndex:
 
     # -- reads ----------------------------------------------------------------------------------------------------
     def _terms(self, query: str) -> list[str]:
-        seen: dict[str, None] = {}
-        for token in self._analyzer.analyze(query):
-            seen.setdefault(token, None)
-            if len(seen) >= MAX_QUERY_TERMS:
-                break
-        return list(seen)
+        return unique_terms(self._analyzer, query)
 
     def _text_query(self, terms: list[str]) -> tantivy.Query:
         clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []

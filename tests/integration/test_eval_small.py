@@ -70,3 +70,21 @@ def test_eval_runs_end_to_end_and_caches_embeddings(tmp_path: Path) -> None:
     again = run_retrieval_eval(data, ["dense"], cache_dir=cache)
     assert again.rows[0].metrics == rows["dense"].metrics
     assert cached[0].stat().st_mtime_ns == mtime  # reused, not recomputed
+
+
+def test_eval_bm25_on_weaviate_matches_tantivy_and_drops_its_collection(tmp_path: Path, weaviate_server) -> None:  # noqa: ANN001
+    import weaviate
+
+    from retrieval.eval_backends import default_embedder
+
+    data = write_dataset(tmp_path / "tiny")
+    server = (weaviate_server.url, weaviate_server.grpc_port)
+    embedder = default_embedder()
+    embedded = run_retrieval_eval(data, ["bm25"], embedder=embedder, cache_dir=None)
+    remote = run_retrieval_eval(data, ["bm25"], embedder=embedder, cache_dir=None, weaviate=server)
+    assert [r.config for r in remote.rows] == ["bm25@weaviate"]
+    assert remote.rows[0].metrics == pytest.approx(embedded.rows[0].metrics)
+    assert remote.rows[0].metrics["mrr@10"] >= 0.75
+    host, port = weaviate_server.url.rsplit(":", 1)
+    with weaviate.connect_to_local(host=host.split("//")[1], port=int(port), grpc_port=server[1]) as client:
+        assert not [n for n in client.collections.list_all() if n.lower().startswith("kbqaeval")]
