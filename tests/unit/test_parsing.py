@@ -150,7 +150,7 @@ def test_detect_type_uses_content_over_extension(tmp_path: Path) -> None:
     ("name", "data", "reason"),
     [
         ("empty.txt", b"  \n", "file is empty"),
-        ("scan.png", b"\x89PNG\r\n\x1a\n" + b"\x00" * 64, "unsupported file type: image/png (images need OCR"),
+        ("scan.png", b"\x89PNG\r\n\x1a\n" + b"\x00" * 64, "corrupt or unsupported image (cannot identify"),
         ("broken.docx", b"PK\x03\x04 not really a zip", "corrupt DOCX: not a valid zip archive"),
     ],
 )
