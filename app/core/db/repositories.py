@@ -8,7 +8,7 @@ import secrets
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import delete, func, or_, select, update
+from sqlalchemy import and_, delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from app.core.db.models import (
@@ -185,16 +185,41 @@ def get_document_by_filename(*, session: Session, tenant_id: str, filename: str)
     )
 
 
-def list_documents(
-    *, session: Session, tenant_id: str, status: str | None = None, q: str | None = None, limit: int = 500
-) -> list[Document]:
-    stmt = select(Document).where(Document.tenant_id == tenant_id)
+def _documents_filter(stmt: Any, *, tenant_id: str, status: str | None, q: str | None) -> Any:
+    stmt = stmt.where(Document.tenant_id == tenant_id)
     if status:
         stmt = stmt.where(Document.status == status)
     if q:
         like = f"%{q.lower()}%"
         stmt = stmt.where(or_(func.lower(Document.filename).like(like), func.lower(Document.title).like(like)))
-    return list(session.scalars(stmt.order_by(Document.updated_at.desc()).limit(limit)))
+    return stmt
+
+
+def list_documents(
+    *,
+    session: Session,
+    tenant_id: str,
+    status: str | None = None,
+    q: str | None = None,
+    limit: int = 500,
+    offset: int = 0,
+    after: tuple[dt.datetime, str] | None = None,
+) -> list[Document]:
+    """Newest first (``updated_at``, then ``id``, descending). ``after`` (the last row's ``(updated_at, id)``) gives
+    the next page by keyset, stable however deep; ``offset`` skips rows instead."""
+    stmt = _documents_filter(select(Document), tenant_id=tenant_id, status=status, q=q)
+    if after is not None:
+        updated_at, doc_id = after
+        stmt = stmt.where(
+            or_(Document.updated_at < updated_at, and_(Document.updated_at == updated_at, Document.id < doc_id))
+        )
+    stmt = stmt.order_by(Document.updated_at.desc(), Document.id.desc()).offset(offset).limit(limit)
+    return list(session.scalars(stmt))
+
+
+def count_documents(*, session: Session, tenant_id: str, status: str | None = None, q: str | None = None) -> int:
+    stmt = _documents_filter(select(func.count()).select_from(Document), tenant_id=tenant_id, status=status, q=q)
+    return int(session.scalar(stmt) or 0)
 
 
 def create_document(*, session: Session, **fields: Any) -> Document:
