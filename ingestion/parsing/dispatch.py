@@ -51,6 +51,13 @@ def _image(data: bytes, mime: str) -> ParsedDocument:
         for para in page.paragraphs():
             builder.add("text", para, page=number, ocr_confidence=page.confidence)
     if not builder.elements:
+        low = [c for c in confidence.values() if c < ocr.MIN_PAGE_CONFIDENCE]
+        if low:
+            raise parse_failed(
+                f"no readable text found in the image (OCR confidence {max(low):.0f} of 100, below "
+                f"{ocr.MIN_PAGE_CONFIDENCE:.0f}; if its text is not in '{ocr.languages()}', add its language to "
+                "KBQA_INGESTION__OCR_LANGUAGES)"
+            )
         raise parse_failed("no text found in the image (OCR read no words)")
     return ParsedDocument(
         title="",

@@ -31,8 +31,12 @@ DPI = 300
 MAX_PIXELS = 40_000_000
 #: Seconds one image may take in Tesseract; the parse timeout is the outer bound.
 IMAGE_TIMEOUT_S = 180.0
-#: A page whose words average below this confidence is treated as having no readable text (photos, noise).
-MIN_PAGE_CONFIDENCE = 20.0
+#: A page whose words average below this confidence is treated as having no readable text (a photo, noise, a script
+#: the configured languages do not cover); its confidence is still reported.
+MIN_PAGE_CONFIDENCE = 40.0
+#: Below this confidence a page is checked for rotation and read again upright.
+RECHECK_BELOW = 60.0
+ORIENTATION_MIN_CONFIDENCE = 1.0
 INSTALL_HINT = "install Debian's tesseract-ocr and tesseract-ocr-eng (scripts/install-parsers.sh)"
 
 
@@ -48,6 +52,11 @@ class OcrLine:
 class OcrPage:
     lines: list[OcrLine] = field(default_factory=list)
     confidence: float | None = None  # mean word confidence 0-100; None when no word was found
+
+    @property
+    def unreadable(self) -> bool:
+        """Words were found, but with too little confidence to keep them."""
+        return not self.lines and self.confidence is not None
 
     def paragraphs(self) -> list[str]:
         out: dict[tuple[str, str], list[str]] = {}
@@ -120,37 +129,65 @@ def _parse_tsv(tsv: str) -> OcrPage:
         top, bottom = min(w[0] for w in words), max(w[1] for w in words)
         page.lines.append(OcrLine(top, bottom, " ".join(w[2] for w in words), (key[0], key[1])))
     page.lines.sort(key=lambda ln: ln.top)
-    if page.confidence is not None and page.confidence < MIN_PAGE_CONFIDENCE:
-        page.lines = []  # noise (a photo, a logo): no readable text
     return page
 
 
+def _tesseract(binary: str, src: Path, *args: str) -> tuple[int, str, str]:
+    proc = subprocess.Popen(
+        [binary, str(src), "stdout", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=_env(),
+        start_new_session=True,
+    )
+    try:
+        out, err = proc.communicate(timeout=IMAGE_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise parse_failed(f"OCR timed out after {IMAGE_TIMEOUT_S:g} s on one page") from None
+    return proc.returncode, out.decode("utf-8", errors="replace"), err.decode(errors="replace")
+
+
+def _recognise(binary: str, image: Any, tmp: Path) -> OcrPage:
+    src = tmp / "page.png"
+    image.save(src, dpi=(DPI, DPI))
+    code, out, err = _tesseract(binary, src, "-l", languages(), "--psm", "3", "tsv")
+    if code != 0:
+        detail = err.strip().splitlines()
+        raise parse_failed(f"OCR failed ({detail[-1][:160] if detail else f'exit code {code}'})")
+    return _parse_tsv(out)
+
+
+def _rotation(binary: str, tmp: Path) -> int:
+    """Degrees (counter-clockwise, for PIL) that turn the last recognised image upright, from Tesseract's
+    orientation detection; 0 when it is upright or cannot tell."""
+    code, out, _ = _tesseract(binary, tmp / "page.png", "--psm", "0")
+    fields = dict(line.split(":", 1) for line in out.splitlines() if ":" in line)
+    try:
+        rotate, confidence = int(fields["Rotate"].strip()), float(fields["Orientation confidence"].strip())
+    except (KeyError, ValueError):
+        return 0
+    return (360 - rotate) % 360 if code == 0 and confidence >= ORIENTATION_MIN_CONFIDENCE else 0
+
+
 def ocr_image(image: Any) -> OcrPage:
-    """OCR one PIL image (any mode)."""
+    """OCR one PIL image (any mode). A page read with low confidence is checked for rotation (90/180/270 degrees)
+    and read again upright; the better reading is kept."""
     binary = check_ready()
     image = _bounded(image.convert("L"))
     with tempfile.TemporaryDirectory(prefix="kbqa-ocr-") as tmp:
-        src = Path(tmp) / "page.png"
-        image.save(src, dpi=(DPI, DPI))
-        cmd = [binary, str(src), "stdout", "-l", languages(), "--psm", "3", "tsv"]
-        proc = subprocess.Popen(
-            cmd,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=_env(),
-            start_new_session=True,
-        )
-        try:
-            out, err = proc.communicate(timeout=IMAGE_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-            raise parse_failed(f"OCR timed out after {IMAGE_TIMEOUT_S:g} s on one page") from None
-    if proc.returncode != 0:
-        detail = err.decode(errors="replace").strip().splitlines()
-        raise parse_failed(f"OCR failed ({detail[-1][:160] if detail else f'exit code {proc.returncode}'})")
-    return _parse_tsv(out.decode("utf-8", errors="replace"))
+        page = _recognise(binary, image, Path(tmp))
+        if page.confidence is None or page.confidence < RECHECK_BELOW:
+            angle = _rotation(binary, Path(tmp))
+            if angle:
+                upright = _recognise(binary, image.rotate(angle, expand=True, fillcolor=255), Path(tmp))
+                if (upright.confidence or 0) > (page.confidence or 0):
+                    page = upright
+    if page.confidence is not None and page.confidence < MIN_PAGE_CONFIDENCE:
+        page.lines = []  # noise, a photo, or a script the configured languages do not cover
+    return page
 
 
 def _bounded(image: Any) -> Any:

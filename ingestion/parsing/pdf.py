@@ -223,7 +223,9 @@ class _PageOcr:
         self._pdf: Any = None
         self.unavailable: str | None = None
         self.confidence: dict[int, float] = {}
-        self.skipped: list[int] = []
+        self.pages = 0  # pages OCR'd
+        self.skipped: list[int] = []  # scanned pages not OCR'd (OCR unavailable here)
+        self.unreadable: list[int] = []  # OCR'd pages whose words were too uncertain to keep
 
     def read(self, index: int) -> list[_Line]:
         if self.unavailable is None:
@@ -239,8 +241,11 @@ class _PageOcr:
                     raise parse_failed(f"page {index + 1}: {exc.message}") from None
                 self.unavailable = exc.message
             else:
+                self.pages += 1
                 if confidence is not None:
                     self.confidence[index + 1] = confidence
+                    if not lines:
+                        self.unreadable.append(index + 1)
                 return lines
         self.skipped.append(index + 1)
         return []
@@ -292,11 +297,19 @@ def parse_pdf(data: bytes) -> ParsedDocument:
     scans.close()
     if scans.skipped:
         warnings.append(f"pages without a text layer were not OCR'd ({scans.unavailable}): {_page_list(scans.skipped)}")
+    if scans.unreadable:
+        floor = f"{ocr.MIN_PAGE_CONFIDENCE:.0f}"
+        warnings.append(f"OCR text below confidence {floor} was dropped on pages {_page_list(scans.unreadable)}")
     if not any(ln.text or ln.table for ln in lines):
         if scans.skipped:
             raise parse_failed(f"scanned PDF without text layer, and {scans.unavailable}")
-        if scans.confidence:
-            raise parse_failed("scanned PDF: OCR read no words")
+        if scans.unreadable:
+            raise parse_failed(
+                f"scanned PDF: OCR found no readable text (confidence below {ocr.MIN_PAGE_CONFIDENCE:.0f}; if the "
+                f"text is not in '{ocr.languages()}', add its language to KBQA_INGESTION__OCR_LANGUAGES)"
+            )
+        if scans.pages:
+            raise parse_failed("scanned PDF: OCR read no words (the pages are images without text)")
         raise parse_failed("PDF has no extractable text")
     builder = ElementBuilder()
     _emit(lines, builder)

@@ -69,6 +69,11 @@ def test_png_and_multi_page_tiff_are_read_by_ocr_with_confidence(tmp_path: Path)
     doc = _parse(tiff)
     assert doc.page_count == 2 and set(doc.ocr_confidence) == {1, 2}
     assert [e.page for e in doc.elements if "goodbye" in e.text.lower()] == [2]
+    # a page scanned sideways is turned upright (Tesseract's orientation detection) and read again
+    sideways = tmp_path / "sideways.png"
+    _text_image(LINES).rotate(90, expand=True, fillcolor=255).save(sideways)
+    doc = _parse(sideways)
+    assert "warranty lasts 24 months" in _words(doc) and doc.ocr_confidence[1] > 70
 
 
 @needs_tesseract
