@@ -16,6 +16,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from ingestion.parsing import progress as parse_progress
 from ingestion.parsing.model import parse_failed
 
 CONVERT_TIMEOUT_ENV = "KBQA_CONVERT_TIMEOUT_S"
@@ -76,7 +77,7 @@ def convert(data: bytes, doc_type: str) -> bytes:
             start_new_session=True,
         )
         try:
-            out, _ = proc.communicate(timeout=timeout_s)
+            out, _ = parse_progress.communicate(proc, timeout_s)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate()

@@ -4,7 +4,8 @@ A subprocess (not ``multiprocessing``) so it also works from daemonic Celery poo
 multiprocessing children. The child gets its own session so a timeout kills it together with any helper it
 started (pandoc, LibreOffice, Tesseract).
 
-The timeout counts from the child's last progress report (a page parsed, a page OCR'd), so a long document is read
+The timeout counts from the child's last progress report (a page parsed, a page OCR'd, or a heartbeat while a helper
+such as LibreOffice works under its own timeout), so a long document is read
 to its end while a hung parser is still killed ``timeout_s`` after its last sign of life; ``max_total_s`` bounds the
 whole parse. Either way the document fails with the reason: no document is ever kept partly parsed in silence.
 """
@@ -151,6 +152,7 @@ def _wait(
     """Wait for the child; kill it ``timeout_s`` after its last progress or ``max_total_s`` after its start."""
     started = last_change = time.monotonic()
     seen: tuple[int, int] | None = None
+    alive: tuple[int, int, int] | None = None
     while True:
         try:
             code = proc.wait(timeout=0.25)
@@ -158,13 +160,15 @@ def _wait(
             code = None
         now = time.monotonic()
         current = parse_progress.read(progress_file)
-        if current is not None and current != seen:
-            seen, last_change = current, now
-            if on_progress is not None:
-                try:
-                    on_progress(*current)
-                except Exception:  # noqa: BLE001 - a progress sink must not fail the parse
-                    log.debug("progress callback failed", exc_info=True)
+        if current is not None and current != alive:
+            alive, last_change = current, now  # a page done or a helper's heartbeat
+            if current[:2] != seen and current[1] > 0:
+                seen = current[:2]
+                if on_progress is not None:
+                    try:
+                        on_progress(*seen)
+                    except Exception:  # noqa: BLE001 - a progress sink must not fail the parse
+                        log.debug("progress callback failed", exc_info=True)
         if code is not None:
             return code
         where = f" at page {seen[0]} of {seen[1]}" if seen else ""

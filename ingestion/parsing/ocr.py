@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ingestion.parsing import progress as parse_progress
 from ingestion.parsing.model import parse_failed
 
 LANGUAGES_ENV = "KBQA_OCR_LANGUAGES"
@@ -142,7 +143,7 @@ def _tesseract(binary: str, src: Path, *args: str) -> tuple[int, str, str]:
         start_new_session=True,
     )
     try:
-        out, err = proc.communicate(timeout=IMAGE_TIMEOUT_S)
+        out, err = parse_progress.communicate(proc, IMAGE_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()

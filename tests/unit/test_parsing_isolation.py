@@ -44,6 +44,16 @@ def fake_slow_steady_parser(path: Path, filename: str | None) -> ParsedDocument:
     return ParsedDocument(title="t", mime_type="text/plain", doc_type="txt")
 
 
+def fake_parser_waiting_on_a_helper(path: Path, filename: str | None) -> ParsedDocument:
+    """A helper process (think LibreOffice) that takes 3 s, waited on with heartbeats under its own 10 s timeout."""
+    import subprocess
+    import sys
+
+    helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3)"])
+    progress.communicate(helper, 10)
+    return ParsedDocument(title="converted", mime_type="text/plain", doc_type="txt")
+
+
 def fake_stalling_parser(path: Path, filename: str | None) -> ParsedDocument:
     for page in range(1, 4):
         progress.report(page, 10)
@@ -126,3 +136,10 @@ def test_the_whole_parse_is_bounded_too(tmp_path: Path) -> None:
             options=ParseOptions(max_total_s=2.5),
         )
     assert err.value.message.startswith("parser timed out after 2.5 s in all at page ")
+
+
+def test_a_helper_with_its_own_timeout_keeps_the_parser_alive(tmp_path: Path) -> None:
+    path = tmp_path / "input.bin"
+    path.write_bytes(b"anything")
+    doc = run_isolated(f"{HERE}:fake_parser_waiting_on_a_helper", path, filename=None, timeout_s=1.5, memory_mb=512)
+    assert doc.title == "converted"
