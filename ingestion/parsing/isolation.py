@@ -32,6 +32,8 @@ from ingestion.parsing.ocr import DEFAULT_LANGUAGES, LANGUAGES_ENV
 log = logging.getLogger(__name__)
 
 DEFAULT_TARGET = "ingestion.parsing.dispatch:parse_in_process"
+#: Extra seconds the child has to start (interpreter and imports; slow on a loaded machine) before its first heartbeat.
+STARTUP_GRACE_S = 30.0
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 _SIGNAL_NAMES = {
     signal.SIGSEGV: "segmentation fault",
@@ -149,7 +151,8 @@ def _wait(
     max_total_s: float,
     on_progress: Callable[[int, int], None] | None,
 ) -> int:
-    """Wait for the child; kill it ``timeout_s`` after its last progress or ``max_total_s`` after its start."""
+    """Wait for the child; kill it ``timeout_s`` after its last sign of life (``STARTUP_GRACE_S`` more before the
+    first, which it gives once its imports are done) or ``max_total_s`` after its start."""
     started = last_change = time.monotonic()
     seen: tuple[int, int] | None = None
     alive: tuple[int, int, int] | None = None
@@ -175,7 +178,7 @@ def _wait(
         if now - started > max_total_s:
             _kill_group(proc)
             raise parse_failed(f"parser timed out after {max_total_s:g} s in all{where}")
-        if now - last_change > timeout_s:
+        if now - last_change > timeout_s + (0 if alive else STARTUP_GRACE_S):
             _kill_group(proc)
             stalled = f" without progress{where}" if seen else ""
             raise parse_failed(f"parser timed out after {timeout_s:g} s{stalled}")
