@@ -17,8 +17,9 @@ export KBQA_DATA_DIR
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2}'
 
-install: ## create .venv and install kbqa (idempotent)
+install: ## create .venv and install kbqa, plus Tesseract and LibreOffice for the parsers when root (idempotent)
 	@bash scripts/install.sh
+	@bash scripts/install-parsers.sh
 
 install-test: ## install everything the tests need (Python, frontend, headless Chromium)
 	@KBQA_EXTRAS=dev,local-llm bash scripts/install.sh

@@ -14,8 +14,8 @@ def make_celery(settings: Settings) -> Celery:
         task_acks_late=True,  # a task is acknowledged only after it ran: a dead worker's task is redelivered
         task_reject_on_worker_lost=True,
         worker_prefetch_multiplier=1,  # one job at a time per worker process
-        task_time_limit=int(cfg.parse_timeout_s * 4 + 600),
-        task_soft_time_limit=int(cfg.parse_timeout_s * 4 + 540),
+        task_time_limit=int(cfg.parse_max_s + 900),  # a parse may run parse_max_s; then chunking and embedding
+        task_soft_time_limit=int(cfg.parse_max_s + 840),
         task_default_queue="ingest",
         task_ignore_result=True,
         broker_connection_retry_on_startup=True,

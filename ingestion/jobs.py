@@ -87,11 +87,23 @@ class JobTracker:
 
         self._update(end)
 
-    def progress(self, name: str, fraction: float) -> None:
+    def annotate(self, name: str, **fields: Any) -> None:
+        """Add ``fields`` (e.g. a parser's warnings, OCR'd pages) to stage ``name``'s entry, shown with the job."""
+
+        def set_fields(job: IngestionJob, _doc: Document | None) -> None:
+            stages = dict(job.stages or {})
+            stages[name] = {**stages.get(name, {}), **fields}
+            job.stages = stages
+
+        self._update(set_fields)
+
+    def progress(self, name: str, fraction: float, detail: str | None = None) -> None:
         def set_progress(job: IngestionJob, _doc: Document | None) -> None:
             stages = dict(job.stages or {})
             entry = dict(stages.get(name, {}))
             entry["progress"] = round(max(0.0, min(1.0, fraction)), 3)
+            if detail is not None:
+                entry["detail"] = detail
             stages[name] = entry
             job.stages = stages
 
@@ -135,12 +147,19 @@ class StageHandle:
         self._tracker = tracker
         self._name = name
         self._last = 0.0
+        self._last_at = time.monotonic()
 
-    def progress(self, fraction: float) -> None:
-        """Report progress; writes are throttled to steps of at least 10%."""
-        if fraction - self._last >= 0.1 or fraction >= 1.0:
-            self._last = fraction
-            self._tracker.progress(self._name, fraction)
+    def annotate(self, **fields: Any) -> None:
+        self._tracker.annotate(self._name, **fields)
+
+    def progress(self, fraction: float, detail: str | None = None) -> None:
+        """Report progress (``detail``: e.g. "page 412 of 600"); writes are throttled to steps of at least 10%, or
+        one every 30 s while progress moves (each write also renews the job's lease)."""
+        now = time.monotonic()
+        step = fraction - self._last
+        if step >= 0.1 or fraction >= 1.0 or (step > 0 and now - self._last_at >= 30):
+            self._last, self._last_at = fraction, now
+            self._tracker.progress(self._name, fraction, detail)
 
 
 def mark_failed(db: Database, job_id: str, reason: str, *, owner: str | None = None) -> None:

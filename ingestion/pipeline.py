@@ -156,7 +156,7 @@ class IngestPipeline:
 
     def _process(self, tracker: JobTracker, document_id: str) -> None:
         from ingestion.chunking import CHUNKER_VERSION, chunk_elements
-        from ingestion.parsing import parse_file
+        from ingestion.parsing import ParseOptions, parse_file
 
         cfg = self.settings.ingestion
         with self.db.session() as s:
@@ -167,10 +167,31 @@ class IngestPipeline:
             tenant_id, version = doc.tenant_id, doc.version
             acl, tags, created_at = tuple(doc.acl_groups or ()), tuple(doc.tags or ()), doc.created_at
 
-        with tracker.stage("parsing"):
+        with tracker.stage("parsing") as stage:
             if not path.exists():
                 raise AppError(ErrorCode.PARSE_FAILED, "the uploaded file is missing from storage")
-            parsed = parse_file(path, filename=filename, timeout_s=cfg.parse_timeout_s, memory_mb=cfg.parse_memory_mb)
+            options = ParseOptions(
+                ocr_languages=cfg.ocr_languages,
+                max_pages=cfg.parse_max_pages,
+                convert_timeout_s=cfg.convert_timeout_s,
+                max_total_s=cfg.parse_max_s,
+            )
+            parsed = parse_file(
+                path,
+                filename=filename,
+                timeout_s=cfg.parse_timeout_s,
+                memory_mb=cfg.parse_memory_mb,
+                options=options,
+                on_progress=lambda done, total: stage.progress(done / total if total else 0.0, f"{done} of {total}"),
+            )
+            notes: dict[str, object] = {}
+            if parsed.warnings:
+                notes["warnings"] = parsed.warnings[:20]
+            if parsed.ocr_confidence:
+                notes["ocr_pages"] = len(parsed.ocr_confidence)
+                notes["ocr_confidence"] = {str(p): c for p, c in sorted(parsed.ocr_confidence.items())}
+            if notes:
+                stage.annotate(**notes)
         title = (parsed.title or "").strip() or Path(filename).stem
 
         with tracker.stage("chunking"):

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# What the integration and browser tests need beyond the Python package: Debian's headless Chromium.
+# What the integration and browser tests need beyond the Python package: Debian's headless Chromium, and the
+# parsers' Tesseract and LibreOffice (scripts/install-parsers.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/install-parsers.sh || echo "could not install the parser tools: OCR and LibreOffice tests will fail" >&2
 if ! command -v chromium >/dev/null 2>&1; then
   if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \

@@ -41,8 +41,18 @@ class IngestionSettings(BaseModel):
     #: A table is kept whole up to this many tokens, then split by rows with its header repeated.
     table_max_tokens: int = Field(default=400, ge=32)
     max_upload_bytes: int = Field(default=50 * 1024 * 1024, ge=1)
+    #: The parser is killed when it shows no progress (a page parsed or OCR'd) for this long ...
     parse_timeout_s: float = Field(default=120.0, gt=0)
+    #: ... or when the whole parse takes longer than this; the document then fails with that reason.
+    parse_max_s: float = Field(default=3600.0, gt=0)
+    #: Documents with more pages (slides, image frames) fail with the reason instead of being indexed partly.
+    parse_max_pages: int = Field(default=5000, ge=1)
     parse_memory_mb: int = Field(default=2048, ge=128)
+    #: Tesseract languages for scanned pages and images, joined by ``+`` (``eng``, ``eng+deu``); each needs Debian's
+    #: ``tesseract-ocr-<lang>``. Empty turns OCR off.
+    ocr_languages: str = Field(default="eng", pattern=r"^[A-Za-z_]*(\+[A-Za-z_]+)*$")
+    #: Seconds one LibreOffice conversion (.doc, .xls, .ppt, .odt, .ods, .odp, .rtf) may take.
+    convert_timeout_s: float = Field(default=120.0, gt=0)
     #: A job whose lease has expired (worker died) is picked up again, at most ``max_attempts`` times.
     lease_s: float = Field(default=600.0, gt=0)
     max_attempts: int = Field(default=3, ge=1)

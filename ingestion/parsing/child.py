@@ -42,6 +42,9 @@ def main(argv: list[str]) -> int:
     try:
         module, _, func = target.partition(":")
         parser = getattr(importlib.import_module(module), func)
+        from ingestion.parsing import progress
+
+        progress.heartbeat()  # started: from here the parse timeout counts
         result = ("ok", parser(Path(path), name or None))
     except BaseException as exc:  # noqa: BLE001 - everything becomes a reason; the parent owns the error type
         result = ("error", _reason(exc, memory_mb))

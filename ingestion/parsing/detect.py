@@ -205,7 +205,7 @@ def detect_type(data: bytes, filename: str | None) -> tuple[str, str]:
     if kind is not None and kind.extension in ("zip", "gz", "bz2", "xz", "7z", "rar", "tar", "exe"):
         return kind.mime, kind.extension
     if _looks_binary(head[:4096]):
-        if ext in ("pdf", "docx", "pptx", "xlsx", "doc", "xls", "ppt", "msg", "odt", "epub"):
+        if ext in ("pdf", "docx", "pptx", "xlsx", "doc", "xls", "ppt", "msg", "odt", "ods", "odp", "epub"):
             return _result(ext)  # damaged file: let its parser report what is wrong
         return _result("binary")
     text, _ = decode_text(head)

@@ -5,18 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from ingestion.parsing import markup, office, pdf, textual
+from ingestion.parsing import convert, markup, ocr, office, pdf, textual
+from ingestion.parsing import progress as parse_progress
 from ingestion.parsing.detect import MIME, decode_text, detect_type
 from ingestion.parsing.model import ElementBuilder, ParsedDocument, parse_failed
 
-_LEGACY = {
-    "doc": "legacy Word .doc format is not supported (no offline converter such as LibreOffice is installed): "
-    "save it as .docx",
-    "xls": "legacy Excel .xls format is not supported (no offline converter such as LibreOffice is installed): "
-    "save it as .xlsx",
-    "ppt": "legacy PowerPoint .ppt format is not supported (no offline converter such as LibreOffice is "
-    "installed): save it as .pptx",
-}
+#: Types that pandoc reads when LibreOffice is not installed.
+_PANDOC_FALLBACK = {"odt", "rtf"}
 
 
 def _html(data: bytes) -> ParsedDocument:
@@ -41,6 +36,50 @@ def _markdown(data: bytes) -> ParsedDocument:
     )
 
 
+def _image(data: bytes, mime: str) -> ParsedDocument:
+    """PNG, JPEG, TIFF (every frame), ...: OCR with Tesseract, one page per frame."""
+    frames = ocr.image_frames(data)
+    ocr.check_ready()
+    parse_progress.check_pages(len(frames), "image frames")
+    builder = ElementBuilder()
+    confidence: dict[int, float] = {}
+    for number, frame in enumerate(frames, start=1):
+        page = ocr.ocr_image(frame)
+        parse_progress.report(number, len(frames))
+        if page.confidence is not None:
+            confidence[number] = page.confidence
+        for para in page.paragraphs():
+            builder.add("text", para, page=number, ocr_confidence=page.confidence)
+    if not builder.elements:
+        low = [c for c in confidence.values() if c < ocr.MIN_PAGE_CONFIDENCE]
+        if low:
+            raise parse_failed(
+                f"no readable text found in the image (OCR confidence {max(low):.0f} of 100, below "
+                f"{ocr.MIN_PAGE_CONFIDENCE:.0f}; if its text is not in '{ocr.languages()}', add its language to "
+                "KBQA_INGESTION__OCR_LANGUAGES)"
+            )
+        raise parse_failed("no text found in the image (OCR read no words)")
+    return ParsedDocument(
+        title="",
+        mime_type=mime,
+        doc_type="image",
+        elements=builder.elements,
+        page_count=len(frames),
+        ocr_confidence=confidence,
+    )
+
+
+def _converted(data: bytes, path: Path, doc_type: str) -> ParsedDocument:
+    """A legacy or OpenDocument file: LibreOffice converts it to OOXML, which the OOXML parser reads."""
+    if convert.soffice() is None and doc_type in _PANDOC_FALLBACK:
+        return textual.parse_with_pandoc(path, doc_type)
+    target = convert.TARGET[doc_type]
+    doc = _BY_BYTES[target](convert.convert(data, doc_type))
+    doc.doc_type = doc_type
+    doc.mime_type = MIME[doc_type]
+    return doc
+
+
 _BY_BYTES: dict[str, Callable[[bytes], ParsedDocument]] = {
     "pdf": pdf.parse_pdf,
     "docx": office.parse_docx,
@@ -57,8 +96,6 @@ _BY_BYTES: dict[str, Callable[[bytes], ParsedDocument]] = {
 }
 _BY_PATH: dict[str, Callable[[Path], ParsedDocument]] = {
     "msg": textual.parse_msg,
-    "rtf": lambda p: textual.parse_with_pandoc(p, "rtf"),
-    "odt": lambda p: textual.parse_with_pandoc(p, "odt"),
     "epub": lambda p: textual.parse_with_pandoc(p, "epub"),
 }
 
@@ -73,14 +110,15 @@ def parse_in_process(path: Path, filename: str | None = None) -> ParsedDocument:
     if not data.strip():
         raise parse_failed("file is empty")
     mime, doc_type = detect_type(data, name)
-    if doc_type in ("image", "video", "audio"):
-        extra = " (images need OCR, which is not enabled)" if doc_type == "image" else ""
-        raise parse_failed(f"unsupported file type: {mime}{extra}")
-    if doc_type == "encrypted":
+    if doc_type == "image":
+        doc = _image(data, mime)
+    elif doc_type in ("video", "audio"):
+        raise parse_failed(f"unsupported file type: {mime}")
+    elif doc_type == "encrypted":
         raise parse_failed("encrypted Office document: a password is required")
-    if doc_type in _LEGACY:
-        raise parse_failed(_LEGACY[doc_type])
-    if doc_type in _BY_BYTES:
+    elif doc_type in convert.TARGET:
+        doc = _converted(data, path, doc_type)
+    elif doc_type in _BY_BYTES:
         doc = _BY_BYTES[doc_type](data)
     elif doc_type in _BY_PATH:
         doc = _BY_PATH[doc_type](path)

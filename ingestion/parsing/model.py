@@ -26,6 +26,8 @@ class ParsedDocument:
     page_count: int | None = None
     encoding: str | None = None
     warnings: list[str] = field(default_factory=list)
+    #: Pages read by OCR -> Tesseract's mean word confidence (0-100); their elements carry ``ocr_confidence`` too.
+    ocr_confidence: dict[int, float] = field(default_factory=dict)
 
 
 def parse_failed(reason: str) -> AppError:

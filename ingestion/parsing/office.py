@@ -167,6 +167,41 @@ def _shape_elements(shape: Any, builder: ElementBuilder, page: int, skip: Any) -
             builder.add("list_item" if para.level > 0 else "text", text, page=page)
 
 
+def _pictures(shapes: Any) -> list[bytes]:
+    blobs: list[bytes] = []
+    for shape in shapes:
+        if getattr(shape, "shapes", None) is not None and shape.shape_type is not None:  # group shape
+            blobs.extend(_pictures(shape.shapes))
+        elif getattr(shape, "image", None) is not None or shape.shape_type == 13:  # MSO_SHAPE_TYPE.PICTURE
+            try:
+                blobs.append(shape.image.blob)
+            except Exception:  # noqa: BLE001 - a linked or broken picture has no bytes to read
+                continue
+    return blobs
+
+
+def _ocr_slide(slide: Any, builder: ElementBuilder, number: int, confidence: dict[int, float]) -> None:
+    """An image-only slide: OCR its pictures (raises PARSE_FAILED when OCR cannot run here)."""
+    from app.core.errors import AppError
+    from ingestion.parsing import ocr
+
+    scores: list[float] = []
+    for blob in _pictures(slide.shapes):
+        ocr.check_ready()
+        try:
+            frames = ocr.image_frames(blob)
+        except AppError:
+            continue  # a vector (EMF/WMF) or broken picture: nothing to OCR
+        for frame in frames:
+            page = ocr.ocr_image(frame)
+            if page.confidence is not None and page.lines:
+                scores.append(page.confidence)
+            for para in page.paragraphs():
+                builder.add("text", para, page=number, ocr_confidence=page.confidence)
+    if scores:
+        confidence[number] = round(sum(scores) / len(scores), 1)
+
+
 def parse_pptx(data: bytes) -> ParsedDocument:
     import pptx
 
@@ -175,23 +210,41 @@ def parse_pptx(data: bytes) -> ParsedDocument:
         deck = pptx.Presentation(io.BytesIO(data))
     except Exception as exc:  # noqa: BLE001
         return _xml_fallback(zf, "ppt/slides/slide", "pptx", "PPTX", _short(exc))
+    from app.core.errors import AppError
+    from ingestion.parsing import progress as parse_progress
+
     builder = ElementBuilder()
     warnings: list[str] = []
+    confidence: dict[int, float] = {}
+    not_ocrd: list[str] = []
+    total = len(deck.slides)
+    parse_progress.check_pages(total, "slides")
     for number, slide in enumerate(deck.slides, start=1):
         builder.reset_sections()
         title_shape = slide.shapes.title
         title = title_shape.text_frame.text if title_shape is not None and title_shape.has_text_frame else ""
         builder.title(title.strip() or f"Slide {number}", 1, page=number)
+        before = len(builder.elements)
         shapes = sorted(slide.shapes, key=lambda s: ((s.top or 0), (s.left or 0)))
         for shape in shapes:
             try:
                 _shape_elements(shape, builder, number, title_shape)
             except Exception as exc:  # noqa: BLE001 - one odd shape must not lose the deck
                 warnings.append(f"slide {number}: a shape could not be read ({type(exc).__name__})")
+        if len(builder.elements) == before and not not_ocrd:  # no text on the slide: read its pictures
+            try:
+                _ocr_slide(slide, builder, number, confidence)
+            except AppError as exc:
+                not_ocrd.append(exc.message)
         if slide.has_notes_slide and slide.notes_slide.notes_text_frame is not None:
             notes = slide.notes_slide.notes_text_frame.text.strip()
             if notes:
                 builder.add("text", f"Speaker notes: {notes}", page=number)
+        parse_progress.report(number, total)
+    if not_ocrd:
+        warnings.append(f"image-only slides were not OCR'd ({not_ocrd[0]})")
+        if all(e.kind == "title" and e.text.startswith("Slide ") for e in builder.elements):
+            raise parse_failed(f"presentation has only images, and {not_ocrd[0]}")
     props = deck.core_properties
     title = (props.title or "").strip()
     if title.lower() in ("powerpoint presentation", "presentation"):
@@ -203,6 +256,7 @@ def parse_pptx(data: bytes) -> ParsedDocument:
         elements=builder.elements,
         page_count=len(deck.slides),
         warnings=warnings,
+        ocr_confidence=confidence,
     )
 
 

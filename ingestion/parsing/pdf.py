@@ -1,27 +1,29 @@
 """PDF: text by page with pdfplumber (pdfminer underneath), headings recovered from font sizes, ruled tables as
-Markdown. Encryption and damage are detected with pikepdf, which also repairs files pdfminer cannot read."""
+Markdown. Encryption and damage are detected with pikepdf, which also repairs files pdfminer cannot read.
+
+Pages without a text layer but with images (scans) are rendered with pypdfium2 and read by Tesseract (``ocr``);
+pages that have a text layer keep it. Every page is read: progress is reported per page so the isolation layer's
+timeout counts from the last page, and a document over the page limit fails with that reason instead of being cut."""
 
 from __future__ import annotations
 
 import io
 import logging
-import os
 import re
 import statistics
-import time
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from app.core.errors import AppError
+from ingestion.parsing import ocr
+from ingestion.parsing import progress as parse_progress
 from ingestion.parsing.model import ElementBuilder, ParsedDocument, parse_failed
 
-#: Pages parsed per PDF; longer files are truncated with a warning (the parse timeout is the hard bound).
-MAX_PDF_PAGES = 300
-#: Table detection is the slow part; it runs on the first pages only.
+#: Table detection is the slow part; it runs on the first pages only (later tables are read as text lines).
 MAX_TABLE_PAGES = 60
-#: Seconds the page loop may take; the isolation layer sets it below the parse timeout so a long PDF yields its
-#: first pages (with a warning) instead of timing out with nothing.
-BUDGET_ENV = "KBQA_PARSE_BUDGET_S"
+#: A page with fewer characters than this in its text layer, and an image, is treated as scanned.
+_MIN_TEXT_CHARS = 3
 _HEADING_RATIO = 1.15
 _MAX_HEADING_CHARS = 120
 _DIGITS = re.compile(r"\d+")
@@ -37,6 +39,7 @@ class _Line:
     text: str
     table: list[list[Any]] | None = None
     x0: float = 0.0
+    ocr_confidence: float | None = None
 
 
 def _open_checked(data: bytes) -> tuple[int | None, bytes, list[str]]:
@@ -104,28 +107,31 @@ def _join(parts: list[str]) -> str:
     return out
 
 
-def _running_lines(lines: list[_Line]) -> set[str]:
-    """Headers/footers: lines (digits ignored) at the top or bottom of every page of a 2- or 3-page document, or of
-    at least half the pages (3 or more) of a longer one."""
+def _running_lines(lines: list[_Line]) -> set[int]:
+    """Headers/footers: lines among the top or bottom two of a page whose text (digits ignored) is at a page edge on
+    every page of a 2- or 3-page document, or on at least half the pages (3 or more) of a longer one. Returns the
+    ``id`` of each such line; the same text in a page body stays."""
     by_page: dict[int, list[_Line]] = {}
     for ln in lines:
         if ln.table is None:
             by_page.setdefault(ln.page, []).append(ln)
     seen: Counter[str] = Counter()
+    edges: list[_Line] = []
     for page_lines in by_page.values():
-        edge = {_DIGITS.sub("#", ln.text) for ln in page_lines[:2] + page_lines[-2:]}
-        seen.update(edge)
+        edge = page_lines[:2] + [ln for ln in page_lines[-2:] if ln not in page_lines[:2]]
+        edges.extend(edge)
+        seen.update({_DIGITS.sub("#", ln.text) for ln in edge})
     # every page of a short document (a 2-page manual repeats its footer twice), half of a longer one
     needed = len(by_page) if 2 <= len(by_page) <= 3 else max(3, len(by_page) // 2)
-    return {text for text, n in seen.items() if n >= needed}
+    return {id(ln) for ln in edges if seen[_DIGITS.sub("#", ln.text)] >= needed}
 
 
 def _emit(lines: list[_Line], builder: ElementBuilder) -> None:
     running = _running_lines(lines)
-    lines = [ln for ln in lines if ln.table is not None or _DIGITS.sub("#", ln.text) not in running]
+    lines = [ln for ln in lines if id(ln) not in running]
     sized: Counter[float] = Counter()
     for ln in lines:
-        if ln.table is None:
+        if ln.table is None and ln.ocr_confidence is None:
             sized[round(ln.size * 2) / 2] += len(ln.text)
     body = sized.most_common(1)[0][0] if sized else 0.0
     heading_sizes = sorted(
@@ -134,6 +140,7 @@ def _emit(lines: list[_Line], builder: ElementBuilder) -> None:
     level_of = {s: min(i + 1, 4) for i, s in enumerate(heading_sizes)}
     para: list[str] = []
     para_page = 0
+    para_ocr: float | None = None
     prev: _Line | None = None
 
     marker: list[str | None] = [None]  # the list marker of the paragraph being collected, None for plain text
@@ -141,10 +148,11 @@ def _emit(lines: list[_Line], builder: ElementBuilder) -> None:
 
     def flush() -> None:
         if para:
+            meta: dict[str, Any] = {} if para_ocr is None else {"ocr_confidence": para_ocr}
             if marker[0] is None:
-                builder.add("text", _join(para), page=para_page)
+                builder.add("text", _join(para), page=para_page, **meta)
             else:
-                builder.add("list_item", _join(para), page=para_page, marker=marker[0])
+                builder.add("list_item", _join(para), page=para_page, marker=marker[0], **meta)
             para.clear()
 
     for ln in lines:
@@ -185,9 +193,9 @@ def _emit(lines: list[_Line], builder: ElementBuilder) -> None:
             or ln.top - prev.bottom > 0.8 * height
             or abs(ln.size - prev.size) > 0.6
         )
-        if new_para:
+        if new_para or ln.ocr_confidence != para_ocr:
             flush()
-            para_page = ln.page
+            para_page, para_ocr = ln.page, ln.ocr_confidence
             marker[0] = None
         if starts_item and item is not None:
             number = item.group(1)
@@ -220,11 +228,69 @@ def _extend_last_title(builder: ElementBuilder, more: str) -> None:
     builder.title(f"{last.text} {more}", last.level, page=last.page)
 
 
+def _ocr_lines(rendered: Any, number: int) -> tuple[list[_Line], float | None]:
+    """OCR one rendered page; lines get PDF-point coordinates (pixels / scale) so paragraphs split on gaps."""
+    image, scale = rendered
+    page = ocr.ocr_image(image)
+    lines = [
+        _Line(number, ln.top / scale, ln.bottom / scale, 0.0, ln.text, ocr_confidence=page.confidence or 0.0)
+        for ln in page.lines
+    ]
+    return lines, page.confidence
+
+
+class _PageOcr:
+    """OCR of scanned pages: the PDF opened once with pypdfium2, and the reason OCR cannot run (if so) kept."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+        self._pdf: Any = None
+        self.unavailable: str | None = None
+        self.confidence: dict[int, float] = {}
+        self.pages = 0  # pages OCR'd
+        self.skipped: list[int] = []  # scanned pages not OCR'd (OCR unavailable here)
+        self.unreadable: list[int] = []  # OCR'd pages whose words were too uncertain to keep
+
+    def read(self, index: int) -> list[_Line]:
+        if self.unavailable is None:
+            try:
+                ocr.check_ready()
+                if self._pdf is None:
+                    import pypdfium2
+
+                    self._pdf = pypdfium2.PdfDocument(self._data)
+                lines, confidence = _ocr_lines(ocr.render_pdf_page(self._pdf, index), index + 1)
+            except AppError as exc:
+                if "timed out" in exc.message or "OCR failed" in exc.message:
+                    raise parse_failed(f"page {index + 1}: {exc.message}") from None
+                self.unavailable = exc.message
+            else:
+                self.pages += 1
+                if confidence is not None:
+                    self.confidence[index + 1] = confidence
+                    if not lines:
+                        self.unreadable.append(index + 1)
+                return lines
+        self.skipped.append(index + 1)
+        return []
+
+    def close(self) -> None:
+        if self._pdf is not None:
+            self._pdf.close()
+
+
+def _page_list(pages: list[int]) -> str:
+    shown = ", ".join(str(p) for p in pages[:10])
+    return shown + (f" and {len(pages) - 10} more" if len(pages) > 10 else "")
+
+
 def parse_pdf(data: bytes) -> ParsedDocument:
     import pdfplumber
 
     logging.getLogger("pdfminer").setLevel(logging.ERROR)
     page_count, data, warnings = _open_checked(data)
+    if page_count is not None:
+        parse_progress.check_pages(page_count)
     try:
         pdf = pdfplumber.open(io.BytesIO(data))
         _ = len(pdf.pages)
@@ -233,18 +299,14 @@ def parse_pdf(data: bytes) -> ParsedDocument:
         if fixed is None:
             raise parse_failed("corrupt PDF: the file structure cannot be read") from None
         warnings.append("PDF structure was damaged and has been repaired")
+        data = fixed
         pdf = pdfplumber.open(io.BytesIO(fixed))
     lines: list[_Line] = []
-    has_images = False
+    scans = _PageOcr(data)
     with pdf:
         total = len(pdf.pages)
-        if total > MAX_PDF_PAGES:
-            warnings.append(f"only the first {MAX_PDF_PAGES} of {total} pages were parsed")
-        deadline = time.monotonic() + float(os.environ.get(BUDGET_ENV, "inf"))
-        for i, page in enumerate(pdf.pages[:MAX_PDF_PAGES]):
-            if time.monotonic() > deadline:
-                warnings.append(f"only the first {i} of {total} pages were parsed (time budget reached)")
-                break
+        parse_progress.check_pages(total)
+        for i, page in enumerate(pdf.pages):
             try:
                 page_lines, images = _page_lines(page, i + 1, with_tables=i < MAX_TABLE_PAGES)
             except Exception as exc:  # noqa: BLE001 - one broken page must not lose the others
@@ -252,11 +314,26 @@ def parse_pdf(data: bytes) -> ParsedDocument:
                 continue
             finally:
                 page.close()
+            if images and sum(len(ln.text) for ln in page_lines if ln.table is None) < _MIN_TEXT_CHARS:
+                page_lines = [ln for ln in page_lines if ln.table is not None] + scans.read(i)
             lines.extend(page_lines)
-            has_images = has_images or images
+            parse_progress.report(i + 1, total)
+    scans.close()
+    if scans.skipped:
+        warnings.append(f"pages without a text layer were not OCR'd ({scans.unavailable}): {_page_list(scans.skipped)}")
+    if scans.unreadable:
+        floor = f"{ocr.MIN_PAGE_CONFIDENCE:.0f}"
+        warnings.append(f"OCR text below confidence {floor} was dropped on pages {_page_list(scans.unreadable)}")
     if not any(ln.text or ln.table for ln in lines):
-        if has_images:
-            raise parse_failed("scanned PDF without text layer: OCR is not enabled")
+        if scans.skipped:
+            raise parse_failed(f"scanned PDF without text layer, and {scans.unavailable}")
+        if scans.unreadable:
+            raise parse_failed(
+                f"scanned PDF: OCR found no readable text (confidence below {ocr.MIN_PAGE_CONFIDENCE:.0f}; if the "
+                f"text is not in '{ocr.languages()}', add its language to KBQA_INGESTION__OCR_LANGUAGES)"
+            )
+        if scans.pages:
+            raise parse_failed("scanned PDF: OCR read no words (the pages are images without text)")
         raise parse_failed("PDF has no extractable text")
     builder = ElementBuilder()
     _emit(lines, builder)
@@ -268,4 +345,5 @@ def parse_pdf(data: bytes) -> ParsedDocument:
         elements=builder.elements,
         page_count=page_count or total,
         warnings=warnings,
+        ocr_confidence=scans.confidence,
     )

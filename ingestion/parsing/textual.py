@@ -121,22 +121,36 @@ def parse_eml(data: bytes) -> ParsedDocument:
 
 
 def parse_msg(path: Path) -> ParsedDocument:
-    from ingestion.parsing.unstructured_compat import configure_unstructured, partition_to_builder
+    """Outlook .msg with python-oxmsg (light: no NLP stack, so it fits the parser's memory limit)."""
+    from oxmsg import Message
 
-    configure_unstructured()
-    builder = ElementBuilder()
     try:
-        from unstructured.partition.msg import partition_msg
-
-        elements = partition_msg(filename=str(path))
+        msg = Message.load(str(path))
+        subject = str(msg.subject or "").strip()
+        sender = str(msg.sender or "").strip()
+        recipients = ", ".join(
+            f"{r.name} <{r.email_address}>" if r.name and r.email_address else (r.email_address or r.name or "")
+            for r in msg.recipients or ()
+        )
+        sent = msg.sent_date
+        body, html = msg.body, msg.html_body
+        attachments = [a.file_name or a.mime_type or "attachment" for a in msg.attachments]
     except Exception as exc:  # noqa: BLE001 - python-oxmsg raises many types on damaged files
         raise parse_failed(f"corrupt or unreadable Outlook MSG file ({type(exc).__name__})") from None
-    subject = ""
-    for el in elements:
-        subject = subject or str(getattr(el.metadata, "subject", "") or "")
+    builder = ElementBuilder()
     builder.title(subject or "(no subject)", 1)
-    partition_to_builder(elements, builder, base_level=1)
-    return ParsedDocument(title=subject, mime_type=MIME["msg"], doc_type="msg", elements=builder.elements)
+    headers = [f"{k}: {v}" for k, v in (("From", sender), ("To", recipients), ("Date", sent)) if v]
+    builder.add("text", "\n".join(headers), keep_layout=True)
+    if body and body.strip():
+        text_into(body, builder)
+    elif html:
+        html_into(html if isinstance(html, str) else decode_text(html)[0], builder)
+    if attachments:
+        builder.add("text", "Attachments: " + ", ".join(attachments))
+    warnings = [f"{len(attachments)} attachment(s) not parsed"] if attachments else []
+    return ParsedDocument(
+        title=subject, mime_type=MIME["msg"], doc_type="msg", elements=builder.elements, warnings=warnings
+    )
 
 
 def parse_with_pandoc(path: Path, doc_type: str) -> ParsedDocument:

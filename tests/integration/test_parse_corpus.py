@@ -57,3 +57,15 @@ def test_every_corpus_file_parses_or_fails_clearly() -> None:
     for line in failed:
         print(f"  {line}")
     assert not problems, "\n".join(problems)
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"evaluation corpus not found at {CORPUS} (set KBQA_EVAL_DIR)")
+def test_outlook_msg_parses_within_the_default_memory_limit() -> None:
+    """The .msg parser is light (python-oxmsg): it used to abort under the 2 GB limit while loading an NLP stack."""
+    doc = parse_file(CORPUS / "unstructured" / "fake-email.msg", filename="fake-email.msg", memory_mb=2048)
+    texts = [e.text for e in doc.elements]
+    assert doc.title == "Test Email" and "This is a test email to use for unit tests." in texts
+    assert any(t.startswith('From: "Matthew Robinson" <mrobinson@unstructured.io>') for t in texts)
+    doc = parse_file(CORPUS / "docling" / "email__msg_with_attachment.msg", filename="a.msg", memory_mb=2048)
+    assert "Attachments: test.txt, report.pdf" in [e.text for e in doc.elements]
+    assert doc.warnings == ["2 attachment(s) not parsed"]

@@ -144,13 +144,16 @@ def test_detect_type_uses_content_over_extension(tmp_path: Path) -> None:
     assert detect_type(b"<!DOCTYPE html><html><body><p>x</p></body></html>", None)[1] == "html"
     assert detect_type(b"a,b,c\n1,2,3\n4,5,6\n", None)[1] == "csv"
     assert detect_type(b"\x89PNG\r\n\x1a\n" + b"\x00" * 32, "scan.png")[0] == "image/png"
+    # damaged OpenDocument files keep their type so LibreOffice can say what is wrong with them
+    assert detect_type(b"\x01\x02\x00\x00" * 64, "slides.odp")[1] == "odp"
+    assert detect_type(b"\x01\x02\x00\x00" * 64, "sheet.ods")[1] == "ods"
 
 
 @pytest.mark.parametrize(
     ("name", "data", "reason"),
     [
         ("empty.txt", b"  \n", "file is empty"),
-        ("scan.png", b"\x89PNG\r\n\x1a\n" + b"\x00" * 64, "unsupported file type: image/png (images need OCR"),
+        ("scan.png", b"\x89PNG\r\n\x1a\n" + b"\x00" * 64, "corrupt or unsupported image (cannot identify"),
         ("broken.docx", b"PK\x03\x04 not really a zip", "corrupt DOCX: not a valid zip archive"),
     ],
 )

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from app.core.errors import AppError, ErrorCode
-from ingestion.parsing import parse_file
-from ingestion.parsing.isolation import run_isolated
+from ingestion.parsing import parse_file, progress
+from ingestion.parsing.isolation import ParseOptions, run_isolated
 from ingestion.parsing.model import ParsedDocument
 
 pytestmark = pytest.mark.unit
@@ -34,6 +34,31 @@ def fake_hanging_parser(path: Path, filename: str | None) -> ParsedDocument:
 def fake_greedy_parser(path: Path, filename: str | None) -> ParsedDocument:
     hoard = [bytearray(64 * 1024 * 1024) for _ in range(64)]  # 4 GiB, over the 512 MB limit below
     raise AssertionError(f"allocated {len(hoard)} blocks")
+
+
+def fake_slow_steady_parser(path: Path, filename: str | None) -> ParsedDocument:
+    """Ten pages of 0.5 s each: 5 s in all, longer than the 2 s timeout, but never 2 s without progress."""
+    for page in range(1, 11):
+        time.sleep(0.5)
+        progress.report(page, 10)
+    return ParsedDocument(title="t", mime_type="text/plain", doc_type="txt")
+
+
+def fake_parser_waiting_on_a_helper(path: Path, filename: str | None) -> ParsedDocument:
+    """A helper process (think LibreOffice) that takes 3 s, waited on with heartbeats under its own 10 s timeout."""
+    import subprocess
+    import sys
+
+    helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3)"])
+    progress.communicate(helper, 10)
+    return ParsedDocument(title="converted", mime_type="text/plain", doc_type="txt")
+
+
+def fake_stalling_parser(path: Path, filename: str | None) -> ParsedDocument:
+    for page in range(1, 4):
+        progress.report(page, 10)
+    while True:
+        time.sleep(0.05)
 
 
 def fake_buggy_parser(path: Path, filename: str | None) -> ParsedDocument:
@@ -72,3 +97,49 @@ def test_worker_survives_and_parses_after_a_crash(tmp_path: Path) -> None:
     good.write_text("# Title\n\nStill alive.\n")
     doc = parse_file(good, timeout_s=60)
     assert [e.text for e in doc.elements] == ["Title", "Still alive."]
+
+
+def test_timeout_counts_from_the_last_progress_so_long_documents_finish(tmp_path: Path) -> None:
+    path = tmp_path / "input.bin"
+    path.write_bytes(b"anything")
+    seen: list[tuple[int, int]] = []
+    started = time.monotonic()
+    doc = run_isolated(
+        f"{HERE}:fake_slow_steady_parser",
+        path,
+        filename=None,
+        timeout_s=2,
+        memory_mb=512,
+        on_progress=lambda done, total: seen.append((done, total)),
+    )
+    assert doc.title == "t"
+    assert time.monotonic() - started > 4.5  # it really ran past the 2 s timeout
+    assert seen[-1] == (10, 10) and len(seen) >= 5 and seen == sorted(seen)
+
+
+def test_a_stalled_parser_is_killed_and_says_where(tmp_path: Path) -> None:
+    assert _failure("fake_stalling_parser", tmp_path, timeout_s=2) == (
+        "parser timed out after 2 s without progress at page 3 of 10"
+    )
+
+
+def test_the_whole_parse_is_bounded_too(tmp_path: Path) -> None:
+    path = tmp_path / "input.bin"
+    path.write_bytes(b"anything")
+    with pytest.raises(AppError) as err:
+        run_isolated(
+            f"{HERE}:fake_slow_steady_parser",
+            path,
+            filename=None,
+            timeout_s=2,
+            memory_mb=512,
+            options=ParseOptions(max_total_s=2.5),
+        )
+    assert err.value.message.startswith("parser timed out after 2.5 s in all at page ")
+
+
+def test_a_helper_with_its_own_timeout_keeps_the_parser_alive(tmp_path: Path) -> None:
+    path = tmp_path / "input.bin"
+    path.write_bytes(b"anything")
+    doc = run_isolated(f"{HERE}:fake_parser_waiting_on_a_helper", path, filename=None, timeout_s=1.5, memory_mb=512)
+    assert doc.title == "converted"

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
+import datetime as dt
+import json
 from typing import Any
 
 from fastapi import APIRouter, Depends, File, Form, Query, Request, UploadFile
@@ -16,6 +20,8 @@ from app.core.types import Role, clean_labels
 router = APIRouter(prefix="/api/v1/documents", tags=["documents"])
 
 MAX_FILES_PER_REQUEST = 50
+#: Largest page of the document list; the default page is half of it (500, what the list always returned).
+MAX_PAGE_SIZE = 1000
 
 
 def document_json(doc: Document, *, with_stages: bool = False, job: Any = None) -> dict[str, Any]:
@@ -99,19 +105,51 @@ async def upload(
     return JSONResponse({"documents": results}, status_code=202)
 
 
-@router.get("", summary="List documents")
+def encode_cursor(doc: Document) -> str:
+    raw = json.dumps([doc.updated_at.isoformat(), doc.id], separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[dt.datetime, str]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        updated_at, doc_id = json.loads(raw)
+        return dt.datetime.fromisoformat(updated_at), str(doc_id)
+    except (ValueError, TypeError, binascii.Error):
+        raise AppError(
+            ErrorCode.VALIDATION, "cursor is not valid: pass the next_cursor of a previous page unchanged"
+        ) from None
+
+
+@router.get("", summary="List documents, newest first, a page at a time")
 def list_documents(
     request: Request,
     status: str | None = Query(default=None, max_length=16),
     q: str | None = Query(default=None, max_length=200),
+    limit: int = Query(default=MAX_PAGE_SIZE // 2, ge=1, le=MAX_PAGE_SIZE, description="documents per page"),
+    cursor: str | None = Query(default=None, max_length=512, description="next_cursor of the previous page"),
+    offset: int = Query(default=0, ge=0, le=10_000_000, description="rows to skip (when no cursor is given)"),
     principal: Principal = Depends(require(Role.AGENT)),
 ) -> dict[str, Any]:
+    """``total`` counts every match of the filters; ``next_cursor`` (null on the last page) fetches the next page."""
     container = request.app.state.container
+    after = decode_cursor(cursor) if cursor else None
     with container.db.session() as s:
+        tenant_id, scope = principal.tenant_id, principal.acl_scope
+        skip = 0 if after else offset
         docs = repo.list_documents(
-            session=s, tenant_id=principal.tenant_id, status=status, q=q, acl_groups=principal.acl_scope
+            session=s, tenant_id=tenant_id, status=status, q=q, limit=limit + 1, offset=skip, after=after,
+            acl_groups=scope,
         )
-        return {"documents": [document_json(d) for d in docs]}
+        total = repo.count_documents(session=s, tenant_id=tenant_id, status=status, q=q, acl_groups=scope)
+        more = len(docs) > limit
+        docs = docs[:limit]
+        return {
+            "documents": [document_json(d) for d in docs],
+            "total": total,
+            "limit": limit,
+            "next_cursor": encode_cursor(docs[-1]) if more and docs else None,
+        }
 
 
 @router.get("/{document_id}", summary="A document with its ingestion stages and failure reason")

@@ -8,7 +8,7 @@ import secrets
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import delete, func, or_, select, update
+from sqlalchemy import and_, delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from app.core.db.models import (
@@ -249,19 +249,8 @@ def like_escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def list_documents(
-    *,
-    session: Session,
-    tenant_id: str,
-    status: str | None = None,
-    q: str | None = None,
-    limit: int = 500,
-    acl_groups: Sequence[str] | None = None,
-) -> list[Document]:
-    """Newest first. ``q`` matches a substring of the file name or title (literally: no wildcards). ``acl_groups``
-    are the caller's groups (``None``: unrestricted): documents limited to other groups are left out, so neither
-    they nor their titles can be found."""
-    stmt = select(Document).where(Document.tenant_id == tenant_id)
+def _documents_filter(stmt: Any, *, tenant_id: str, status: str | None, q: str | None) -> Any:
+    stmt = stmt.where(Document.tenant_id == tenant_id)
     if status:
         stmt = stmt.where(Document.status == status)
     if q:
@@ -272,19 +261,66 @@ def list_documents(
                 func.lower(Document.title).like(like, escape="\\"),
             )
         )
-    stmt = stmt.order_by(Document.updated_at.desc(), Document.id)
+    return stmt
+
+
+def list_documents(
+    *,
+    session: Session,
+    tenant_id: str,
+    status: str | None = None,
+    q: str | None = None,
+    limit: int = 500,
+    offset: int = 0,
+    after: tuple[dt.datetime, str] | None = None,
+    acl_groups: Sequence[str] | None = None,
+) -> list[Document]:
+    """Newest first (``updated_at``, then ``id``, descending). ``after`` (the last row's ``(updated_at, id)``) gives
+    the next page by keyset, stable however deep; ``offset`` skips rows instead. ``q`` matches a substring of the file
+    name or title (literally: no wildcards). ``acl_groups`` are the caller's groups (``None``: unrestricted):
+    documents limited to other groups are left out, so neither they nor their titles can be found."""
+    stmt = _documents_filter(select(Document), tenant_id=tenant_id, status=status, q=q)
+    if after is not None:
+        updated_at, doc_id = after
+        stmt = stmt.where(
+            or_(Document.updated_at < updated_at, and_(Document.updated_at == updated_at, Document.id < doc_id))
+        )
+    stmt = stmt.order_by(Document.updated_at.desc(), Document.id.desc())
     if acl_groups is None:
-        return list(session.scalars(stmt.limit(limit)))
-    # Groups live in a JSON list (portable across SQLite and PostgreSQL), so the ACL is applied page by page.
+        return list(session.scalars(stmt.offset(offset).limit(limit)))
+    # Groups live in a JSON list (portable across SQLite and PostgreSQL), so the ACL is applied page by page and
+    # ``offset`` counts visible documents.
     out: list[Document] = []
-    offset, page = 0, max(limit, 200)
+    skip, pos, page = offset, 0, max(limit, 200)
     while len(out) < limit:
-        rows = list(session.scalars(stmt.offset(offset).limit(page)))
-        out.extend(d for d in rows if acl_allows(d.acl_groups, acl_groups))
+        rows = list(session.scalars(stmt.offset(pos).limit(page)))
+        for d in rows:
+            if not acl_allows(d.acl_groups, acl_groups):
+                continue
+            if skip:
+                skip -= 1
+            else:
+                out.append(d)
         if len(rows) < page:
             break
-        offset += page
+        pos += page
     return out[:limit]
+
+
+def count_documents(
+    *,
+    session: Session,
+    tenant_id: str,
+    status: str | None = None,
+    q: str | None = None,
+    acl_groups: Sequence[str] | None = None,
+) -> int:
+    """How many documents :func:`list_documents` would list over all pages."""
+    if acl_groups is None:
+        stmt = _documents_filter(select(func.count()).select_from(Document), tenant_id=tenant_id, status=status, q=q)
+        return int(session.scalar(stmt) or 0)
+    stmt = _documents_filter(select(Document.acl_groups), tenant_id=tenant_id, status=status, q=q)
+    return sum(1 for groups in session.scalars(stmt) if acl_allows(groups, acl_groups))
 
 
 def create_document(*, session: Session, **fields: Any) -> Document:

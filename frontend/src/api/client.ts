@@ -303,12 +303,27 @@ export function uploadDocuments(files: File[], opts: UploadOptions = {}): Promis
   });
 }
 
-export function listDocuments(filters: { status?: string; q?: string } = {}): Promise<DocumentSummary[]> {
+/** One page of the document list, newest first; `next_cursor` fetches the next page (null on the last one). */
+export interface DocumentPage {
+  documents: DocumentSummary[];
+  total: number;
+  next_cursor: string | null;
+}
+
+export function listDocuments(
+  filters: { status?: string; q?: string; cursor?: string | null; limit?: number } = {},
+): Promise<DocumentPage> {
   const qs = new URLSearchParams();
   if (filters.status) qs.set("status", filters.status);
   if (filters.q) qs.set("q", filters.q);
+  if (filters.cursor) qs.set("cursor", filters.cursor);
+  if (filters.limit) qs.set("limit", String(filters.limit));
   const suffix = qs.toString() ? `?${qs}` : "";
-  return json<{ documents: DocumentSummary[] }>("GET", `/documents${suffix}`).then((r) => r.documents);
+  return json<Partial<DocumentPage> & { documents: DocumentSummary[] }>("GET", `/documents${suffix}`).then((r) => ({
+    documents: r.documents,
+    total: r.total ?? r.documents.length,
+    next_cursor: r.next_cursor ?? null,
+  }));
 }
 
 export const getDocument = (id: string) => json<DocumentDetail>("GET", `/documents/${encodeURIComponent(id)}`);

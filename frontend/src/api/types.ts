@@ -171,6 +171,13 @@ export interface Stage {
   started_at: string | null;
   finished_at: string | null;
   duration_ms: number | null;
+  /** While parsing: "N of M" pages (slides, image frames) read so far. */
+  detail?: string;
+  /** What the parser could not read, said out loud (never a silent partial document). */
+  warnings?: string[];
+  /** Pages read by OCR and their confidence (0-100) by page number. */
+  ocr_pages?: number;
+  ocr_confidence?: Record<string, number>;
 }
 
 export interface DocumentDetail extends DocumentSummary {

@@ -72,3 +72,24 @@ describe("DocumentsPage upload", () => {
     expect(screen.queryByRole("listitem", { name: "scan.pdf" })).toBeNull();
   });
 });
+
+describe("DocumentsPage list", () => {
+  const doc = (id: string) => ({ ...QUEUED, id, filename: `${id}.md`, status: "indexed" as const });
+
+  it("shows the total and loads the next page with the cursor", async () => {
+    const { calls } = mockFetch({
+      "GET /api/v1/documents": ({ url }) =>
+        url.includes("cursor=c1")
+          ? jsonResponse({ documents: [doc("d3")], total: 3, next_cursor: null })
+          : jsonResponse({ documents: [doc("d1"), doc("d2")], total: 3, next_cursor: "c1" }),
+    });
+    const user = userEvent.setup();
+    render(<DocumentsPage />);
+    expect(await screen.findByText("Showing 2 of 3")).toBeInTheDocument();
+    expect(calls[0].url).toContain("limit=100");
+    await user.click(screen.getByRole("button", { name: "Load more" }));
+    expect(await screen.findByText("Showing 3 of 3")).toBeInTheDocument();
+    expect(screen.getByText("d3.md")).toBeInTheDocument();
+    expect(screen.queryByRole("button", { name: "Load more" })).toBeNull();
+  });
+});

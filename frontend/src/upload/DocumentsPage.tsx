@@ -7,10 +7,15 @@ import { DropZone } from "./DropZone";
 import { fileFractions, type PendingUpload } from "./progress";
 import { UploadList } from "./UploadList";
 
+/** Documents fetched per page of the list ("Load more" fetches the next). */
+export const PAGE_SIZE = 100;
+
 /** Upload portal: drop files, follow their jobs, and manage the document list. */
 export function DocumentsPage() {
   const [uploads, setUploads] = useState<UploadedDocument[]>([]);
   const [documents, setDocuments] = useState<DocumentSummary[]>([]);
+  const [total, setTotal] = useState(0);
+  const [nextCursor, setNextCursor] = useState<string | null>(null);
   const [filter, setFilter] = useState({ status: "", query: "" });
   const [aclGroups, setAclGroups] = useState("");
   const [tags, setTags] = useState("");
@@ -20,10 +25,27 @@ export function DocumentsPage() {
   const [error, setError] = useState<string | null>(null);
 
   const refresh = useCallback(() => {
-    listDocuments({ status: filter.status, q: filter.query.trim() }).then(setDocuments, (e: unknown) =>
-      setError(errorMessage(e)),
+    listDocuments({ status: filter.status, q: filter.query.trim(), limit: PAGE_SIZE }).then(
+      (page) => {
+        setDocuments(page.documents);
+        setTotal(page.total);
+        setNextCursor(page.next_cursor);
+      },
+      (e: unknown) => setError(errorMessage(e)),
     );
   }, [filter]);
+
+  function loadMore() {
+    if (!nextCursor) return;
+    listDocuments({ status: filter.status, q: filter.query.trim(), limit: PAGE_SIZE, cursor: nextCursor }).then(
+      (page) => {
+        setDocuments((prev) => [...prev, ...page.documents.filter((d) => !prev.some((p) => p.id === d.id))]);
+        setTotal(page.total);
+        setNextCursor(page.next_cursor);
+      },
+      (e: unknown) => setError(errorMessage(e)),
+    );
+  }
 
   useEffect(() => {
     const t = window.setTimeout(refresh, 250); // debounce typing in the search box
@@ -87,6 +109,16 @@ export function DocumentsPage() {
         onDelete={(id) => void act(() => deleteDocument(id))}
         onRetry={(id) => void act(() => reindexDocument(id))}
       />
+      <div className="documents-paging">
+        <span className="muted">
+          Showing {documents.length} of {total}
+        </span>
+        {nextCursor && (
+          <button type="button" onClick={loadMore}>
+            Load more
+          </button>
+        )}
+      </div>
     </div>
   );
 }

@@ -73,10 +73,24 @@ export function UploadItem({ upload, pollMs, onSettled }: Props) {
                 value={s.finished_at ? 1 : (s.progress ?? 0)}
                 aria-label={`${upload.filename} ${s.name}`}
               />
-              <span className="muted">{s.duration_ms != null ? formatDuration(s.duration_ms) : s.status}</span>
+              <span className="muted">
+                {s.duration_ms != null ? formatDuration(s.duration_ms) : s.detail ? `page ${s.detail}` : s.status}
+              </span>
             </li>
           ))}
         </ol>
+      )}
+      {doc?.stages.some((s) => s.ocr_pages) && (
+        <p className="muted">
+          OCR read {doc.stages.reduce((n, s) => n + (s.ocr_pages ?? 0), 0)} page(s)
+        </p>
+      )}
+      {doc?.stages.some((s) => s.warnings?.length) && (
+        <ul className="stage-warnings" aria-label={`${upload.filename} warnings`}>
+          {doc.stages.flatMap((s) => s.warnings ?? []).map((w) => (
+            <li key={w}>{w}</li>
+          ))}
+        </ul>
       )}
       {status === "queued" && doc?.failure_reason && (
         <p className="muted retry-note" role="status">

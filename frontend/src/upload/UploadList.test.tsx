@@ -87,4 +87,22 @@ describe("UploadList", () => {
     await waitFor(() => expect(within(item).getByText("indexed")).toBeInTheDocument());
     expect(within(item).queryByText(/will retry/)).toBeNull();
   });
+
+  it("shows page progress while parsing, then the parser's warnings and OCR'd pages", async () => {
+    const parsing = detail("parsing", {
+      stages: [{ name: "parsing", status: "running", progress: 0.5, started_at: "a", finished_at: null, duration_ms: null, detail: "300 of 600" }],
+    });
+    const done = detail("indexed", {
+      stages: [
+        { name: "parsing", status: "done", progress: 1, started_at: "a", finished_at: "b", duration_ms: 12, ocr_pages: 2, warnings: ["page 7 could not be read (KeyError)"] },
+      ],
+    });
+    let polls = 0;
+    mockFetch({ "GET /api/v1/documents/d1": () => jsonResponse(polls++ < 2 ? parsing : done) });
+    render(<UploadList uploads={[{ id: "d1", filename: "notes.md", status: "queued", duplicate: false }]} pollMs={5} />);
+    const item = screen.getByRole("listitem", { name: "notes.md" });
+    expect(await within(item).findByText("page 300 of 600")).toBeInTheDocument();
+    expect(await within(item).findByText("page 7 could not be read (KeyError)")).toBeInTheDocument();
+    expect(within(item).getByText("OCR read 2 page(s)")).toBeInTheDocument();
+  });
 });
