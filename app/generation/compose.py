@@ -291,7 +291,7 @@ def compose(
 
 def secondary(
     question: str, chosen: Sequence[str], others: Sequence[Passage], best_score: float, score: Scorer,
-    *, ratio: float = 1.0, min_shared: int = 2,
+    *, ratio: float = 0.7, min_shared: int = 2,
 ) -> tuple[int, str, str] | None:
     """One sentence of another section that makes a distinct point: it scores at least ``ratio`` x the unit's best,
     shares at least ``min_shared`` content terms with the question, and shares few terms with what was chosen."""
