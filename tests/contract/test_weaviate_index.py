@@ -4,6 +4,7 @@ KBQA_TEST_WEAVIATE_GRPC_PORT, default 50051). Each test uses its own collection,
 
 from __future__ import annotations
 
+import itertools
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
@@ -90,11 +91,16 @@ class TestWeaviateKeyword(_WeaviateContract):
                 index.upsert_document(c.document_id, [c])
                 embedded.upsert_document(c.document_id, [c])
             for q in ("battery charging", "warranty batteries", "hub", "full refund for the charger", "charges"):
-                want = embedded.search(q, SearchFilter("t"), 10)
-                got = index.search(q, SearchFilter("t"), 10)
-                assert [h.chunk_id for h in got] == [h.chunk_id for h in want], q
-                for g, w in zip(got, want, strict=True):
-                    assert g.score * 2.2 == pytest.approx(w.score, rel=0.1), q
+                want = {h.chunk_id: h.score for h in embedded.search(q, SearchFilter("t"), 10)}
+                got = {h.chunk_id: h.score * 2.2 for h in index.search(q, SearchFilter("t"), 10)}
+                assert set(got) == set(want), q
+                for cid, score in want.items():
+                    assert got[cid] == pytest.approx(score, rel=0.1), (q, cid)
+                # the same order wherever tantivy's scores differ; near-ties ("hub" in four short texts) may break
+                # either way in either engine
+                for a, b in itertools.permutations(want, 2):
+                    if want[a] > 1.05 * want[b]:
+                        assert got[a] > got[b], (q, a, b)
         finally:
             embedded.close()
 
