@@ -145,12 +145,13 @@ class Composed:
 
 
 def cite(sentence: str, n: int) -> str:
-    """``"Paris is big."`` -> ``"Paris is big [1]."`` (the marker stays inside its sentence)."""
+    """``"Paris is big."`` -> ``"Paris is big [1]."`` (the marker stays inside its sentence, before a closing colon
+    too)."""
     s = sentence.rstrip()
     if ABBREVIATION.search(s):  # "until 5:00 p.m." keeps its abbreviation dot
         return f"{s} [{n}]"
-    if s and s[-1] in ".!?":
-        return f"{s[:-1]} [{n}]{s[-1]}"
+    if s and s[-1] in ".!?:":  # "check these in order:" -> "check these in order [1]:"
+        return f"{s[:-1].rstrip()} [{n}]{s[-1]}"
     return f"{s} [{n}]."
 
 
@@ -198,8 +199,7 @@ def _steps(question: str, pieces: Sequence[Piece]) -> list[str] | None:
     n, blk = max(lists, key=lambda nb: _term_score(q_terms, " ".join([nb[1].intro, *nb[1].lines])))
     out = []
     if blk.intro:
-        intro = cite(blk.intro.rstrip(":").rstrip(), n)
-        out.append(intro[:-1] + ":" if intro.endswith(".") else intro)
+        out.append(cite(blk.intro.rstrip(":").rstrip() + ":", n))
     out += [f"{i}. {cite(item, n)}" for i, item in enumerate(blk.lines, start=1)]
     return out
 

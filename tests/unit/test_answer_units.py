@@ -103,3 +103,11 @@ def test_three_outcomes_from_the_evidence() -> None:
     assert answerability.assess("How much does the Hub cost?", chunks, unit).missing == ("price",)
     assert answerability.assess("anything", [], None).outcome == "not_found"
     assert "“capacity”" in answerability.missing_text(partial.missing)
+
+
+def test_a_citation_stays_inside_its_sentence_before_a_closing_colon() -> None:
+    from app.generation.compose import cite
+
+    assert cite("Check these in order:", 2) == "Check these in order [2]:"
+    assert cite("It retries.", 1) == "It retries [1]."
+    assert cite("No end mark", 3) == "No end mark [3]."
