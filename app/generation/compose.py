@@ -22,6 +22,7 @@ from app.generation.text import (
     _MARKUP,
     ABBREVIATION,
     content_terms,
+    overlap,
     split_sentences,
     strip_breadcrumb,
     table_sentences,
@@ -156,8 +157,7 @@ def cite(sentence: str, n: int) -> str:
 
 
 def _term_score(q_terms: set[str], text: str) -> float:
-    terms = set(content_terms(text))
-    return len(q_terms & terms) / (len(q_terms) or 1)
+    return overlap(list(q_terms), content_terms(text))
 
 
 Piece = tuple[int, Block]  # (passage number, block)

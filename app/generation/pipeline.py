@@ -15,7 +15,7 @@ from typing import Any
 
 from app.core.errors import AppError, ErrorCode
 from app.core.settings import GenerationSettings
-from app.core.types import SearchFilter
+from app.core.types import RankedChunk, SearchFilter
 from app.generation import answerability
 from app.generation.backends.base import LLMBackend
 from app.generation.backends.extractive import ExtractiveBackend
@@ -39,7 +39,7 @@ async def aclose(it: AsyncIterator[Any]) -> None:
 REFUSAL_SOURCES = 3
 
 
-def _nearest(units: list[AnswerUnit], k: int) -> list[Any]:
+def _nearest(units: list[AnswerUnit], k: int) -> list[RankedChunk]:
     """The best chunk of each of the ``k`` best units: the sections to look at when the answer is not found."""
     return [max(u.chunks, key=lambda rc: rc.score) for u in units[:k]]
 

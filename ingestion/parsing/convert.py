@@ -8,10 +8,8 @@ timeout (``KBQA_CONVERT_TIMEOUT_S``, from ``Settings.ingestion.convert_timeout_s
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 from pathlib import Path
@@ -67,26 +65,12 @@ def convert(data: bytes, doc_type: str) -> bytes:
             str(src),
         ]
         env = dict(os.environ, HOME=tmp, SAL_USE_VCLPLUGIN="svp")
-        proc = subprocess.Popen(
-            cmd,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            env=env,
-            cwd=tmp,
-            start_new_session=True,
-        )
         try:
-            out, _ = parse_progress.communicate(proc, timeout_s)
+            returncode, out, _ = parse_progress.run(cmd, timeout_s, env=env, cwd=tmp, merge_stderr=True)
         except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
             raise parse_failed(f"LibreOffice conversion of .{doc_type} timed out after {timeout_s:g} s") from None
-        finally:
-            with contextlib.suppress(ProcessLookupError, PermissionError):  # helpers LibreOffice left in its group
-                os.killpg(proc.pid, signal.SIGKILL)
         result = outdir / f"input.{target}"
-        if proc.returncode != 0 or not result.exists() or result.stat().st_size == 0:
+        if returncode != 0 or not result.exists() or result.stat().st_size == 0:
             lines = [ln for ln in out.decode(errors="replace").splitlines() if ln.strip()]
             detail = next((ln for ln in lines if "Error" in ln or "error" in ln), lines[-1] if lines else "")
             if "source file could not be loaded" in detail or not detail:

@@ -15,7 +15,6 @@ import functools
 import io
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
@@ -134,21 +133,11 @@ def _parse_tsv(tsv: str) -> OcrPage:
 
 
 def _tesseract(binary: str, src: Path, *args: str) -> tuple[int, str, str]:
-    proc = subprocess.Popen(
-        [binary, str(src), "stdout", *args],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=_env(),
-        start_new_session=True,
-    )
     try:
-        out, err = parse_progress.communicate(proc, IMAGE_TIMEOUT_S)
+        code, out, err = parse_progress.run([binary, str(src), "stdout", *args], IMAGE_TIMEOUT_S, env=_env())
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
         raise parse_failed(f"OCR timed out after {IMAGE_TIMEOUT_S:g} s on one page") from None
-    return proc.returncode, out.decode("utf-8", errors="replace"), err.decode(errors="replace")
+    return code, out.decode("utf-8", errors="replace"), err.decode(errors="replace")
 
 
 def _recognise(binary: str, image: Any, tmp: Path) -> OcrPage:

@@ -7,7 +7,9 @@ coming, while a parser that hangs is still killed ``timeout_s`` after its last s
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -72,6 +74,34 @@ def communicate(proc: subprocess.Popen[bytes], timeout_s: float) -> tuple[bytes,
             if time.monotonic() >= deadline:
                 raise
             heartbeat()
+
+
+def run(
+    cmd: list[str], timeout_s: float, *, env: dict[str, str] | None = None, cwd: str | None = None,
+    merge_stderr: bool = False,
+) -> tuple[int, bytes, bytes]:
+    """Run a helper program (LibreOffice, Tesseract) in a process group of its own, beating the heartbeat while it
+    works: ``(returncode, stdout, stderr)``. After ``timeout_s`` the whole group is killed and ``TimeoutExpired``
+    raised; helpers the program left in its group are killed when it ends."""
+    proc = subprocess.Popen(
+        cmd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
+        env=env,
+        cwd=cwd,
+        start_new_session=True,
+    )
+    try:
+        out, err = communicate(proc, timeout_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise
+    finally:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    return proc.returncode, out, err or b""
 
 
 def read(path: Path) -> tuple[int, int, int] | None:
