@@ -21,8 +21,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # Multi-threaded BLAS on small matrix-vector products was ~200x slower on busy cores; torch keeps its own threads.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from app.core.settings import Settings  # noqa: E402
-from app.core.types import Role  # noqa: E402
+from core.settings import Settings  # noqa: E402
+from core.types import Role  # noqa: E402
 
 cli = typer.Typer(help="kbqa: enterprise knowledge-base question answering", no_args_is_help=True)
 keys_cli = typer.Typer(help="API keys", no_args_is_help=True)
@@ -134,8 +134,8 @@ def ingest(
     tags: Annotated[str | None, typer.Option(help="comma-separated tags")] = None,
 ) -> None:
     """Ingest files in-process and wait until each is indexed or failed."""
-    from app.core.db import repositories as repo
     from app.main import build_container
+    from core.db import repositories as repo
     from ingestion.executors import InlineDispatcher
 
     settings = _settings().model_copy(
@@ -185,8 +185,8 @@ def ask(
     top_k: Annotated[int, typer.Option(help="passages to use")] = 6,
 ) -> None:
     """Answer a question in-process, streaming the answer to the terminal, then list the sources."""
-    from app.core.types import SearchFilter
     from app.main import build_container
+    from core.types import SearchFilter
 
     settings = _settings()
     container = build_container(settings)
@@ -229,7 +229,7 @@ def ask(
 
 def _groups(comma_separated: str | None) -> list[str]:
     """ACL groups from a comma-separated option, held to the same limits as the API's (exit 2 naming the problem)."""
-    from app.core.types import clean_labels
+    from core.types import clean_labels
 
     try:
         return clean_labels(comma_separated.split(","), "ACL groups") if comma_separated else []
@@ -247,8 +247,8 @@ def keys_create(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="print only the key")] = False,
 ) -> None:
     """Create an API key and print it (it is shown once)."""
-    from app.core.db import repositories as repo
-    from app.core.db.session import Database
+    from core.db import repositories as repo
+    from core.db.session import Database
 
     groups = _groups(acl_groups)
     settings = _settings()
@@ -282,10 +282,10 @@ def users_create(
     """Create a user. Without --password-stdin a random password is generated and printed (once)."""
     import secrets
 
-    from app.core.db import repositories as repo
-    from app.core.db.session import Database
-    from app.core.errors import AppError
-    from app.core.passwords import password_problem
+    from core.db import repositories as repo
+    from core.db.session import Database
+    from core.errors import AppError
+    from core.passwords import password_problem
 
     password = sys.stdin.readline().rstrip("\n") if password_stdin else secrets.token_urlsafe(12)
     problem = password_problem(password)
@@ -331,8 +331,8 @@ def users_create(
 @users_cli.command("list")
 def users_list(tenant: Annotated[str | None, typer.Option(help="tenant id")] = None) -> None:
     """List the users of a tenant."""
-    from app.core.db import repositories as repo
-    from app.core.db.session import Database
+    from core.db import repositories as repo
+    from core.db.session import Database
 
     settings = _settings()
     db = Database(settings.database_url)

@@ -21,11 +21,11 @@ from app.api.errors import error_response, install_error_handlers
 from app.api.metrics import Metrics
 from app.api.quotas import QuotaLimiter
 from app.api.routes import admin, ask, conversations, documents, health, openai_compat, search, session, users
-from app.core.db.session import Database
-from app.core.errors import AppError, ErrorCode
-from app.core.logging import configure_logging, request_context
-from app.core.settings import Settings
-from app.core.tracing import configure_tracing
+from core.db.session import Database
+from core.errors import AppError, ErrorCode
+from core.logging import configure_logging, request_context
+from core.settings import Settings
+from core.tracing import configure_tracing
 
 log = logging.getLogger(__name__)
 
@@ -79,10 +79,10 @@ class Container:
 
 
 def build_container(settings: Settings) -> Container:
-    from app.core.db.chunk_store import DbChunkStore
     from app.generation.backends import ExtractiveBackend, build_llm
     from app.generation.pipeline import AnswerPipeline
     from app.generation.prompt import PROMPT_TEMPLATE_VERSION
+    from core.db.chunk_store import DbChunkStore
     from ingestion.chunking import CHUNKER_VERSION
     from ingestion.executors import CeleryDispatcher, InlineDispatcher
     from ingestion.runtime import build_ingest_runtime

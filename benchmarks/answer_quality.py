@@ -34,11 +34,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from app.cli import migrate_database  # noqa: E402
-from app.core.settings import Settings  # noqa: E402
-from app.core.types import SearchFilter  # noqa: E402
 from app.generation.events import Citations, Done, Sources, Token  # noqa: E402
 from app.generation.text import content_terms  # noqa: E402
 from app.main import build_container  # noqa: E402
+from core.settings import Settings  # noqa: E402
+from core.types import SearchFilter  # noqa: E402
 
 MARKER = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")
 SPACE = re.compile(r"\s+")
@@ -241,11 +241,11 @@ class MemoryKB(KB):
     answer pipeline: ingesting 536 one-paragraph documents through the parser children would only measure parsing."""
 
     def __init__(self, data_dir: Path, backend: str) -> None:
-        from app.core.settings import GenerationSettings
-        from app.core.types import ChunkRecord
         from app.generation.backends import ExtractiveBackend, build_llm
         from app.generation.evaldata import MemoryHybridRetriever, MiniLMEmbedder, cached_vectors
         from app.generation.pipeline import AnswerPipeline
+        from core.settings import GenerationSettings
+        from core.types import ChunkRecord
 
         d = eval_dir() / "squad_v2.0_dev_devhalf"
         chunks = []

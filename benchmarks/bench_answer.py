@@ -21,12 +21,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from app.core.settings import GenerationSettings
-from app.core.types import SearchFilter
 from app.generation.backends import ExtractiveBackend, OpenAICompatBackend, build_llm
 from app.generation.evaldata import squad_eval
 from app.generation.events import Citations, Done, Sources, Token
 from app.generation.pipeline import AnswerPipeline
+from core.settings import GenerationSettings
+from core.types import SearchFilter
 
 SENTENCE_END = re.compile(r"[.!?](\s|$)")
 

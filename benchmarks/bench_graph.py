@@ -28,7 +28,7 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.core.types import ChunkRecord, SearchFilter
+from core.types import ChunkRecord, SearchFilter
 from retrieval.graph import NetworkXGraphIndex
 from retrieval.graph.persist import JOURNAL, SNAPSHOT, tenant_dir
 

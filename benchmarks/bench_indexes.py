@@ -21,7 +21,7 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.core.types import ChunkRecord, SearchFilter  # noqa: E402
+from core.types import ChunkRecord, SearchFilter  # noqa: E402
 from retrieval.keyword import TantivyKeywordIndex  # noqa: E402
 from retrieval.vector import EmbeddedVectorIndex  # noqa: E402
 

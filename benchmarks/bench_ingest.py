@@ -138,11 +138,11 @@ def rel(path: str | Path) -> str:
 
 def run_kbqa(files: list[Path], data_dir: Path, deadline_s: float) -> RunResult:
     from app.cli import migrate_database
-    from app.core.db import repositories as repo
-    from app.core.db.models import Document
-    from app.core.errors import AppError
-    from app.core.settings import Settings
     from app.main import build_container
+    from core.db import repositories as repo
+    from core.db.models import Document
+    from core.errors import AppError
+    from core.settings import Settings
 
     base = Settings(_env_file=None, data_dir=data_dir)  # type: ignore[call-arg]
     settings = base.model_copy(update={"ingestion": base.ingestion.model_copy(update={"executor": "inline"})})

@@ -22,8 +22,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.core.settings import RetrievalSettings  # noqa: E402
-from app.core.types import ChunkRecord, SearchFilter  # noqa: E402
+from core.settings import RetrievalSettings  # noqa: E402
+from core.types import ChunkRecord, SearchFilter  # noqa: E402
 from retrieval.beir import DictChunkStore  # noqa: E402
 from retrieval.eval_backends import build_graph, build_keyword, build_vector  # noqa: E402
 from retrieval.hybrid import HybridRetriever  # noqa: E402

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from app.cli import migrate_database
-from app.core.settings import Settings
-from app.core.types import SearchFilter
 from app.generation.events import Done
 from app.main import build_container
+from core.settings import Settings
+from core.types import SearchFilter
 
 ROOT = Path(__file__).resolve().parents[1]
 SUFFIXES = {".md", ".html", ".docx", ".pdf"}

@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.core.types import ChunkRecord, SearchFilter
+from core.types import ChunkRecord, SearchFilter
 from ingestion.entities import EntityExtractor
 from retrieval.graph import NetworkXGraphIndex, PPRParams
 

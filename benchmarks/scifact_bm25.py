@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.core.types import ChunkRecord, SearchFilter  # noqa: E402
+from core.types import ChunkRecord, SearchFilter  # noqa: E402
 from retrieval.keyword import TantivyKeywordIndex  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]

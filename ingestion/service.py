@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from app.core.db import repositories as repo
-from app.core.db.models import Document, IngestionJob, utcnow
-from app.core.db.session import Database
-from app.core.errors import AppError, ErrorCode
-from app.core.settings import Settings
-from app.core.tracing import inject
-from app.core.types import SYSTEM_ACTOR, Actor, acl_allows
+from core.db import repositories as repo
+from core.db.models import Document, IngestionJob, utcnow
+from core.db.session import Database
+from core.errors import AppError, ErrorCode
+from core.settings import Settings
+from core.tracing import inject
+from core.types import SYSTEM_ACTOR, Actor, acl_allows
 from ingestion.hygiene import check_archive
 
 log = logging.getLogger(__name__)

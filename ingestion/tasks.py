@@ -10,7 +10,7 @@ from typing import Any
 from celery import shared_task
 from celery.signals import worker_process_init, worker_process_shutdown
 
-from app.core.settings import Settings
+from core.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +36,7 @@ def _init_worker(**_: Any) -> None:
     from opentelemetry.instrumentation.celery import CeleryInstrumentor
     from opentelemetry.instrumentation.sqlalchemy import SQLAlchemyInstrumentor
 
-    from app.core.tracing import configure_tracing
+    from core.tracing import configure_tracing
 
     configure_tracing("kbqa-worker", Settings().otlp_endpoint)
     CeleryInstrumentor().instrument()
@@ -46,7 +46,7 @@ def _init_worker(**_: Any) -> None:
 
 @worker_process_shutdown.connect
 def _close_worker(**_: Any) -> None:
-    from app.core.tracing import shutdown_tracing
+    from core.tracing import shutdown_tracing
 
     if _runtime is not None:
         _runtime.close()

@@ -4,9 +4,10 @@ kbqa settings."""
 from __future__ import annotations
 
 from alembic import context
-from app.core.db.models import Base
-from app.core.db.session import make_engine
-from app.core.settings import Settings
+
+from core.db.models import Base
+from core.db.session import make_engine
+from core.settings import Settings
 
 config = context.config
 target_metadata = Base.metadata

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from app.core.types import ChunkRecord
+from core.types import ChunkRecord
 
 log = logging.getLogger(__name__)
 

@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from app.core.errors import AppError, ErrorCode, missing_extra
-from app.core.settings import EmbeddingSettings
+from core.errors import AppError, ErrorCode, missing_extra
+from core.settings import EmbeddingSettings
 
 DEFAULT_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".onnx", ".pt")

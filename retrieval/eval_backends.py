@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from app.core.types import ChunkRecord
+from core.types import ChunkRecord
 from retrieval.graph import NetworkXGraphIndex, QueryExtractor
 from retrieval.keyword import TantivyKeywordIndex
 from retrieval.protocols import Embedder, KeywordIndex, VectorIndex
@@ -20,7 +20,7 @@ from retrieval.vector import EmbeddedVectorIndex
 
 def default_embedder() -> Embedder:
     """The bundled all-MiniLM-L6-v2 embedder (CPU)."""
-    from app.core.settings import EmbeddingSettings
+    from core.settings import EmbeddingSettings
     from retrieval.embedders import build_embedder
 
     return build_embedder(EmbeddingSettings())

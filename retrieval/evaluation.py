@@ -29,8 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-from app.core.settings import RetrievalSettings
-from app.core.types import SearchFilter
+from core.settings import RetrievalSettings
+from core.types import SearchFilter
 from retrieval.beir import (
     EVAL_TENANT,
     BeirDataset,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from app.core.settings import Settings
+from core.settings import Settings
 from retrieval.protocols import KeywordIndex, VectorIndex
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from app.core.types import Hit
+from core.types import Hit
 
 DEFAULT_RRF_K = 60
 

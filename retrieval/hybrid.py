@@ -19,9 +19,9 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
-from app.core.errors import AppError, ErrorCode
-from app.core.settings import RetrievalSettings
-from app.core.types import ChunkRecord, Hit, RankedChunk, SearchFilter
+from core.errors import AppError, ErrorCode
+from core.settings import RetrievalSettings
+from core.types import ChunkRecord, Hit, RankedChunk, SearchFilter
 from retrieval.fusion import FusedHit, reciprocal_rank_fusion
 from retrieval.null import is_disabled
 from retrieval.protocols import ChunkStore, Embedder, GraphIndex, KeywordIndex, Reranker, RetrievalResult, VectorIndex

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from app.core.types import ChunkRecord, Hit, SearchFilter
+from core.types import ChunkRecord, Hit, SearchFilter
 
 
 class NullIndex:

@@ -4,7 +4,7 @@ A new backend is written from these docstrings alone; ``tests/contract/`` holds 
 
 Common rules for every index:
 
-- **Tenancy and filters are pushed down.** Every read takes a :class:`~app.core.types.SearchFilter` and applies it
+- **Tenancy and filters are pushed down.** Every read takes a :class:`~core.types.SearchFilter` and applies it
   inside the index (or in a pre-filter over candidate ids the index owns), never by asking the caller to drop rows.
   ``SearchFilter.admits`` is the reference semantics. A result that the filter does not admit is a defect.
 - **Writes are per document and idempotent.** ``upsert_document(document_id, chunks)`` replaces *all* chunks of that
@@ -13,7 +13,7 @@ Common rules for every index:
   is a no-op for an unknown id.
 - **Concurrency.** One writer at a time per index (callers serialise writes per tenant); any number of concurrent
   readers while a write runs.
-- **Errors.** Backends raise :class:`app.core.errors.AppError` with ``ErrorCode.INDEX_UNAVAILABLE`` when the engine
+- **Errors.** Backends raise :class:`core.errors.AppError` with ``ErrorCode.INDEX_UNAVAILABLE`` when the engine
   cannot be reached or opened; a query with no match returns an empty list, never an error.
 - **Scores** are "higher is better" and comparable only within one result list.
 """
@@ -26,7 +26,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from app.core.types import ChunkRecord, Hit, RankedChunk, SearchFilter
+from core.types import ChunkRecord, Hit, RankedChunk, SearchFilter
 
 
 @runtime_checkable

@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from app.core.errors import AppError, ErrorCode
-from app.core.types import ChunkRecord, Hit, SearchFilter
+from core.errors import AppError, ErrorCode
+from core.types import ChunkRecord, Hit, SearchFilter
 
 log = logging.getLogger(__name__)
 

@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from app.core.errors import AppError, ErrorCode, missing_extra
-from app.core.settings import RetrievalSettings
+from core.errors import AppError, ErrorCode, missing_extra
+from core.settings import RetrievalSettings
 from retrieval.protocols import Reranker
 
 log = logging.getLogger(__name__)

@@ -37,8 +37,8 @@ from urllib.parse import urlparse
 
 import numpy as np
 
-from app.core.errors import AppError, ErrorCode, missing_extra
-from app.core.types import ChunkRecord, Hit, SearchFilter
+from core.errors import AppError, ErrorCode, missing_extra
+from core.types import ChunkRecord, Hit, SearchFilter
 from retrieval.keyword.tantivy_index import english_analyzer, unique_terms
 
 PUBLIC_ACL = "__public__"

@@ -42,7 +42,7 @@ def eval_data() -> Path:
 
 @pytest.fixture
 def make_settings(tmp_path: Path):  # noqa: ANN201
-    from app.core.settings import Settings
+    from core.settings import Settings
 
     def make(**overrides):  # noqa: ANN001, ANN202
         base = {"data_dir": tmp_path / "data", "_env_file": None}

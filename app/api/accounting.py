@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from app.api.auth import Principal
-from app.core.db import repositories as repo
+from core.db import repositories as repo
 
 
 def account_answer(

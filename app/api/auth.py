@@ -17,13 +17,13 @@ from dataclasses import dataclass
 from fastapi import Request
 from sqlalchemy.orm import Session
 
-from app.core.db import repositories as repo
-from app.core.db.models import ApiKey, User, as_utc, utcnow
-from app.core.db.session import Database
-from app.core.errors import AppError, ErrorCode
-from app.core.logging import bind
-from app.core.passwords import DUMMY_HASH, hash_password, needs_rehash, verify_password
-from app.core.types import Actor, Role, SearchFilter
+from core.db import repositories as repo
+from core.db.models import ApiKey, User, as_utc, utcnow
+from core.db.session import Database
+from core.errors import AppError, ErrorCode
+from core.logging import bind
+from core.passwords import DUMMY_HASH, hash_password, needs_rehash, verify_password
+from core.types import Actor, Role, SearchFilter
 
 SESSION_COOKIE = "kbqa_session"
 CSRF_HEADER = "X-CSRF-Token"

@@ -13,7 +13,7 @@ from typing import Any
 
 from starlette.exceptions import HTTPException
 
-from app.core.errors import AppError, ErrorCode
+from core.errors import AppError, ErrorCode
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

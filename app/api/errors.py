@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.exc import DataError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from app.core.errors import AppError, ErrorCode
+from core.errors import AppError, ErrorCode
 
 log = logging.getLogger(__name__)
 

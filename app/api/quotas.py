@@ -13,7 +13,7 @@ import threading
 import time
 from typing import Any
 
-from app.core.errors import AppError, ErrorCode
+from core.errors import AppError, ErrorCode
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from fastapi.responses import StreamingResponse
 
-from app.core.errors import AppError, ErrorCode
+from core.errors import AppError, ErrorCode
 
 log = logging.getLogger(__name__)
 

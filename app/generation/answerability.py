@@ -20,9 +20,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.core.types import RankedChunk
 from app.generation.compose import intent
 from app.generation.text import STOPWORDS, content_terms, overlap
+from core.types import RankedChunk
 
 # Output of `python -m app.generation.calibrate` (seed 13; 24 of 48 SQuAD dev articles indexed = 1,065 paragraphs;
 # 300 answerable + 300 unanswerable questions; fitted on half, measured on the other half). The dense feature is the

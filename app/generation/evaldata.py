@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from app.core.types import ChunkRecord, RankedChunk, SearchFilter
 from app.generation.text import content_terms
+from core.types import ChunkRecord, RankedChunk, SearchFilter
 from retrieval.protocols import RetrievalResult
 
 REPO = Path(__file__).resolve().parents[2]

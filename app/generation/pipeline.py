@@ -13,9 +13,6 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from typing import Any
 
-from app.core.errors import AppError, ErrorCode
-from app.core.settings import GenerationSettings
-from app.core.types import RankedChunk, SearchFilter
 from app.generation import answerability
 from app.generation.backends.base import LLMBackend
 from app.generation.backends.extractive import ExtractiveBackend
@@ -25,6 +22,9 @@ from app.generation.prompt import PROMPT_TEMPLATE_VERSION, REFUSAL_TEXT, Prompt,
 from app.generation.resilience import CircuitBreaker, guarded_stream
 from app.generation.rewrite import rewrite_query
 from app.generation.units import AnswerUnit, rank_units, unit_first
+from core.errors import AppError, ErrorCode
+from core.settings import GenerationSettings
+from core.types import RankedChunk, SearchFilter
 from retrieval.protocols import Embedder, Retriever
 
 log = logging.getLogger(__name__)

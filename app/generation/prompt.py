@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
-from app.core.types import RankedChunk
 from app.generation.text import split_sentences
+from core.types import RankedChunk
 
 PROMPT_TEMPLATE_VERSION = "kbqa-answer-v1"
 REFUSAL_TEXT = "I could not find this in the knowledge base."

@@ -12,7 +12,7 @@ import random
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 
-from app.core.errors import AppError, ErrorCode
+from core.errors import AppError, ErrorCode
 
 
 class BreakerState(enum.StrEnum):

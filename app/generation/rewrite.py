@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from app.core.errors import AppError
 from app.generation.backends.base import LLMBackend, complete
 from app.generation.text import content_terms, words
+from core.errors import AppError
 
 _FOLLOW_UP = frozenset(
     "it its they them their this that these those he she him her his there then such same one ones".split()  # noqa: SIM905

@@ -23,9 +23,9 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from app.core.types import RankedChunk
 from app.generation.answerability import constraint_terms
 from app.generation.text import content_terms, has_term
+from core.types import RankedChunk
 
 #: Weights of the unit score (fitted on the doc2dial dev domains and the demo support set; see
 #: ``benchmarks/answer_quality.py``).

@@ -23,7 +23,7 @@ def _limit_memory(memory_mb: int) -> None:
 
 
 def _reason(exc: BaseException, memory_mb: int) -> str:
-    from app.core.errors import AppError
+    from core.errors import AppError
 
     if isinstance(exc, AppError):
         return exc.message

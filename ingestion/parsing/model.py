@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.core.errors import AppError, ErrorCode
-from app.core.types import Element
+from core.errors import AppError, ErrorCode
+from core.types import Element
 
 #: Rows kept per table/sheet; a spreadsheet larger than this is truncated with a warning.
 MAX_TABLE_ROWS = 2000

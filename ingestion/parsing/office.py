@@ -182,7 +182,7 @@ def _pictures(shapes: Any) -> list[bytes]:
 
 def _ocr_slide(slide: Any, builder: ElementBuilder, number: int, confidence: dict[int, float]) -> None:
     """An image-only slide: OCR its pictures (raises PARSE_FAILED when OCR cannot run here)."""
-    from app.core.errors import AppError
+    from core.errors import AppError
     from ingestion.parsing import ocr
 
     scores: list[float] = []
@@ -210,7 +210,7 @@ def parse_pptx(data: bytes) -> ParsedDocument:
         deck = pptx.Presentation(io.BytesIO(data))
     except Exception as exc:  # noqa: BLE001
         return _xml_fallback(zf, "ppt/slides/slide", "pptx", "PPTX", _short(exc))
-    from app.core.errors import AppError
+    from core.errors import AppError
     from ingestion.parsing import progress as parse_progress
 
     builder = ElementBuilder()

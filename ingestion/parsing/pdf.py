@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from app.core.errors import AppError
+from core.errors import AppError
 from ingestion.parsing import ocr
 from ingestion.parsing import progress as parse_progress
 from ingestion.parsing.model import ElementBuilder, ParsedDocument, parse_failed

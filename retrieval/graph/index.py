@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from app.core.errors import AppError, ErrorCode
-from app.core.types import ChunkRecord, Hit, SearchFilter
+from core.errors import AppError, ErrorCode
+from core.types import ChunkRecord, Hit, SearchFilter
 from retrieval.graph import persist
 from retrieval.graph.normalize import content_tokens, normalize_entity, query_ngrams
 from retrieval.graph.ppr import PPRParams, neighbourhood, personalized_pagerank

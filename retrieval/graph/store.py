@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 import networkx as nx
 
-from app.core.types import ChunkRecord
+from core.types import ChunkRecord
 from retrieval.graph.normalize import STOP_WORDS, normalize_entity
 
 ENTITY, CHUNK, DOC, SECTION = "e:", "c:", "d:", "s:"

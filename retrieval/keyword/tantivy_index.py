@@ -19,8 +19,8 @@ from pathlib import Path
 
 import tantivy
 
-from app.core.errors import AppError, ErrorCode
-from app.core.types import ChunkRecord, Hit, SearchFilter
+from core.errors import AppError, ErrorCode
+from core.types import ChunkRecord, Hit, SearchFilter
 from retrieval._timeutil import epoch_micros
 
 ANALYZER = "kbqa_en"

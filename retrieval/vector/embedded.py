@@ -34,8 +34,8 @@ from pathlib import Path
 
 import numpy as np
 
-from app.core.errors import AppError, ErrorCode
-from app.core.types import ChunkRecord, Hit, SearchFilter
+from core.errors import AppError, ErrorCode
+from core.types import ChunkRecord, Hit, SearchFilter
 from retrieval.vector import wal
 from retrieval.vector._rwlock import RWLock
 from retrieval.vector.graphs import TenantGraphs

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from app.core.types import ChunkRecord, SearchFilter
+from core.types import ChunkRecord, SearchFilter
 from retrieval._timeutil import epoch_micros
 
 NO_TIME = np.iinfo(np.int64).min

@@ -16,7 +16,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from app.core.types import ChunkRecord
+from core.types import ChunkRecord
 from retrieval._timeutil import epoch_micros
 
 MAGIC = b"KBQW"

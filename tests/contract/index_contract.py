@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from app.core.types import ChunkRecord, Hit, SearchFilter
+from core.types import ChunkRecord, Hit, SearchFilter
 
 DIM = 16
 UTC = dt.timezone.utc

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.core.types import ChunkRecord, Hit, SearchFilter
+from core.types import ChunkRecord, Hit, SearchFilter
 from retrieval.keyword import TantivyKeywordIndex
 from retrieval.protocols import KeywordIndex, VectorIndex
 from retrieval.vector import EmbeddedVectorIndex
@@ -82,7 +82,7 @@ class TestEmbeddedVectorIndexExact(VectorContract):
         assert hits[0].score >= hits[1].score >= hits[2].score
 
     def test_wrong_dimension_is_a_validation_error(self, index: EmbeddedVectorIndex) -> None:
-        from app.core.errors import AppError, ErrorCode
+        from core.errors import AppError, ErrorCode
 
         with pytest.raises(AppError) as err:
             index.search(np.zeros(DIM + 1, np.float32), SearchFilter("t"), 3)

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.core.types import ChunkRecord, SearchFilter
+from core.types import ChunkRecord, SearchFilter
 from retrieval.keyword import TantivyKeywordIndex
 from retrieval.vector import EmbeddedVectorIndex
 from tests.contract.index_contract import DIM, vector_for

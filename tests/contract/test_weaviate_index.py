@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from app.core.types import ChunkRecord, Hit, SearchFilter
+from core.types import ChunkRecord, Hit, SearchFilter
 from tests.contract.index_contract import DIM, IndexContract, chunk, vector_for
 
 pytestmark = pytest.mark.integration

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from app.core.settings import Settings
+from core.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"

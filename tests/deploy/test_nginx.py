@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from app.core.settings import IngestionSettings
+from core.settings import IngestionSettings
 from tests.deploy._support import DEPLOY, find_tool
 
 pytestmark = pytest.mark.unit

@@ -7,14 +7,14 @@ import importlib.util
 
 import pytest
 
-from app.core.settings import GenerationSettings
-from app.core.types import ChunkRecord, SearchFilter
 from app.generation.backends import ExtractiveBackend, build_llm, complete
 from app.generation.backends.llamacpp import LlamaCppBackend, find_packaged_gguf
 from app.generation.evaldata import MemoryHybridRetriever
 from app.generation.events import Citations, Done, Sources
 from app.generation.pipeline import AnswerPipeline
 from app.generation.rewrite import rewrite_query
+from core.settings import GenerationSettings
+from core.types import ChunkRecord, SearchFilter
 
 pytestmark = [
     pytest.mark.integration,

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from app.cli import migrate_database
-from app.core.db import repositories as repo
-from app.core.db.session import Database
-from app.core.settings import Settings
+from core.db import repositories as repo
+from core.db.session import Database
+from core.settings import Settings
 from ingestion.executors import CeleryDispatcher
 from ingestion.service import IngestService
 

@@ -12,10 +12,10 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.cli import migrate_database
-from app.core.db import repositories as repo
-from app.core.db.session import Database
-from app.core.settings import Settings
-from app.core.types import Role
+from core.db import repositories as repo
+from core.db.session import Database
+from core.settings import Settings
+from core.types import Role
 from tests.servers import free_port
 from tests.sse import parse_sse
 

@@ -10,9 +10,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.cli import migrate_database
-from app.core.db import repositories as repo
-from app.core.db.models import Chunk, Document
-from app.core.types import Role, SearchFilter
+from core.db import repositories as repo
+from core.db.models import Chunk, Document
+from core.types import Role, SearchFilter
 from tests.sse import parse_sse
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -23,8 +23,8 @@ DEMO = sorted(p for p in (REPO / "demo" / "kb").iterdir() if p.is_file())
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
-    from app.core.settings import Settings
     from app.main import build_container, create_app
+    from core.settings import Settings
 
     settings = Settings(
         _env_file=None,

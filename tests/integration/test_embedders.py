@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from app.core.settings import EmbeddingSettings
+from core.settings import EmbeddingSettings
 from retrieval.protocols import Embedder
 
 pytestmark = pytest.mark.integration

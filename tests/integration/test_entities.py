@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from app.core.errors import AppError
-from app.core.types import ChunkRecord, SearchFilter
+from core.errors import AppError
+from core.types import ChunkRecord, SearchFilter
 from retrieval.graph import NetworkXGraphIndex, normalize_entity
 
 pytestmark = pytest.mark.integration

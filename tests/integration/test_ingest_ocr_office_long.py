@@ -13,9 +13,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.cli import migrate_database
-from app.core.db import repositories as repo
-from app.core.db.models import Chunk
-from app.core.types import Role
+from core.db import repositories as repo
+from core.db.models import Chunk
+from core.types import Role
 from tests.integration.test_parse_ocr_office import LINES, _long_pdf, _text_image
 
 pytestmark = [
@@ -47,8 +47,8 @@ def _doc_file(tmp: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def ingested(tmp_path_factory):
-    from app.core.settings import Settings
     from app.main import build_container, create_app
+    from core.settings import Settings
 
     tmp = tmp_path_factory.mktemp("files")
     png = tmp / "warranty-notice.png"

@@ -11,7 +11,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.config import Config
 from alembic.migration import MigrationContext
 
-from app.core.db.models import Base
+from core.db.models import Base
 
 pytestmark = pytest.mark.integration
 
@@ -52,9 +52,9 @@ def test_migrations_postgresql(pg_url):
 
 def test_repositories_on_postgresql(pg_url):
     """The repository layer works on PostgreSQL too (JSON columns, upserts of usage, cascades)."""
-    from app.core.db import repositories as repo
-    from app.core.db.session import Database
-    from app.core.types import Actor, Role
+    from core.db import repositories as repo
+    from core.db.session import Database
+    from core.types import Actor, Role
 
     command.upgrade(_config(pg_url), "head")
     db = Database(pg_url)

@@ -31,10 +31,10 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
 from app.cli import migrate_database
-from app.core.db import repositories as repo
-from app.core.db.session import Database
-from app.core.settings import Settings
-from app.core.types import Role
+from core.db import repositories as repo
+from core.db.session import Database
+from core.settings import Settings
+from core.types import Role
 from tests.servers import free_port, wait_ready
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

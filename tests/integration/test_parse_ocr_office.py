@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.errors import AppError, ErrorCode
+from core.errors import AppError, ErrorCode
 from ingestion.parsing import ParseOptions, parse_file
 
 pytestmark = pytest.mark.integration

@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from app.core.settings import RetrievalSettings
+from core.settings import RetrievalSettings
 from retrieval.rerank import CrossEncoderReranker, FlagReranker, build_reranker
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.types import ChunkRecord, RankedChunk
 from app.generation import answerability
 from app.generation.backends import ExtractiveBackend, complete
 from app.generation.compose import Passage, blocks, compose, intent
 from app.generation.prompt import build_prompt
 from app.generation.units import rank_units, unit_first
+from core.types import ChunkRecord, RankedChunk
 
 pytestmark = pytest.mark.unit
 

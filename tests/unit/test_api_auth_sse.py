@@ -14,10 +14,10 @@ from fastapi.testclient import TestClient
 from app.api.metrics import Metrics
 from app.api.quotas import QuotaLimiter
 from app.cli import migrate_database
-from app.core.db import repositories as repo
-from app.core.db.session import Database
-from app.core.types import ChunkRecord, Role
 from app.main import Container, create_app
+from core.db import repositories as repo
+from core.db.session import Database
+from core.types import ChunkRecord, Role
 from retrieval.protocols import RetrievalResult
 from tests.sse import parse_sse
 
@@ -107,7 +107,7 @@ class FakeRetriever:
             title="Doc",
             text="The hub has a 24-month warranty.",
         )
-        from app.core.types import RankedChunk
+        from core.types import RankedChunk
 
         return RetrievalResult(chunks=[RankedChunk(chunk=chunk, score=1.0, scores={"keyword": 3.2})])
 
@@ -338,7 +338,7 @@ def test_redis_backed_quota_is_shared(redis_url):
     one.check_request("k1")
     two.check_request("k1")
     one.check_request("k1")
-    from app.core.errors import AppError
+    from core.errors import AppError
 
     with pytest.raises(AppError):
         two.check_request("k1")

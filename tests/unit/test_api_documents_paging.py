@@ -8,10 +8,10 @@ import datetime as dt
 import pytest
 from fastapi.testclient import TestClient
 
-from app.core.db import repositories as repo
-from app.core.db.models import Document
-from app.core.types import Role
 from app.main import create_app
+from core.db import repositories as repo
+from core.db.models import Document
+from core.types import Role
 from tests.unit.test_api_auth_sse import fake_container
 
 pytestmark = pytest.mark.unit

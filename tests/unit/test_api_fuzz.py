@@ -9,10 +9,10 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 
-from app.core.db import repositories as repo
-from app.core.settings import Settings
-from app.core.types import Role
 from app.main import create_app
+from core.db import repositories as repo
+from core.settings import Settings
+from core.types import Role
 from ingestion.service import IngestService
 from tests.unit.test_api_auth_sse import fake_container
 

@@ -14,13 +14,13 @@ from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from app.api.metrics import Metrics
-from app.core.db import repositories as repo
-from app.core.settings import GenerationSettings, RetrievalSettings
-from app.core.types import ChunkRecord, Hit, Role, SearchFilter
 from app.generation.backends import ExtractiveBackend
 from app.generation.events import Done, Error
 from app.generation.pipeline import AnswerPipeline
 from app.main import create_app
+from core.db import repositories as repo
+from core.settings import GenerationSettings, RetrievalSettings
+from core.types import ChunkRecord, Hit, Role, SearchFilter
 from retrieval.beir import DictChunkStore
 from retrieval.hybrid import HybridRetriever
 from retrieval.null import NullGraphIndex

@@ -7,10 +7,10 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.api.auth import LOCK_AFTER_FAILURES
-from app.core.db import repositories as repo
-from app.core.passwords import hash_password, needs_rehash, password_problem, verify_password
-from app.core.types import Role
 from app.main import create_app
+from core.db import repositories as repo
+from core.passwords import hash_password, needs_rehash, password_problem, verify_password
+from core.types import Role
 from tests.unit.test_api_auth_sse import fake_container
 
 pytestmark = pytest.mark.unit

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.types import Element
+from core.types import Element
 from ingestion.chunking import CHUNKER_VERSION, chunk_elements
 
 pytestmark = pytest.mark.unit

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from app.core.errors import AppError, ErrorCode
-from app.core.settings import EmbeddingSettings
+from core.errors import AppError, ErrorCode
+from core.settings import EmbeddingSettings
 from retrieval.embedders import build_embedder, model_version
 
 pytestmark = pytest.mark.unit

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.types import ChunkRecord, RankedChunk
 from app.generation.backends import ExtractiveBackend, complete
 from app.generation.prompt import build_prompt
 from app.generation.text import answer_units, strip_breadcrumb, table_sentences
+from core.types import ChunkRecord, RankedChunk
 
 pytestmark = pytest.mark.unit
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.types import Hit
+from core.types import Hit
 from retrieval.fusion import reciprocal_rank_fusion
 
 pytestmark = pytest.mark.unit

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.core.types import ChunkRecord, RankedChunk
 from app.generation import answerability
 from app.generation.backends.base import complete
 from app.generation.calibrate import best_threshold, fit_logistic, refusal_metrics
 from app.generation.rewrite import bounded_history, heuristic_rewrite, looks_like_follow_up, rewrite_query
+from core.types import ChunkRecord, RankedChunk
 
 pytestmark = pytest.mark.unit
 
@@ -109,7 +109,7 @@ async def test_llm_rewrite_and_its_guard() -> None:
 
 
 def _chunk(text: str, title: str = "Warranty") -> RankedChunk:
-    from app.core.types import ChunkRecord
+    from core.types import ChunkRecord
 
     rec = ChunkRecord(id="c", tenant_id="t", document_id="d", document_version=1, title=title, text=text)
     return RankedChunk(chunk=rec, score=1.0, scores={"keyword": 9.0, "vector": 0.9})

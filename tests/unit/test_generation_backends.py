@@ -9,11 +9,11 @@ import json
 import httpx
 import pytest
 
-from app.core.errors import AppError, ErrorCode
-from app.core.settings import GenerationSettings
-from app.core.types import ChunkRecord, RankedChunk
 from app.generation.backends import ExtractiveBackend, OpenAICompatBackend, build_llm, complete
 from app.generation.prompt import build_prompt
+from core.errors import AppError, ErrorCode
+from core.settings import GenerationSettings
+from core.types import ChunkRecord, RankedChunk
 
 pytestmark = pytest.mark.unit
 

@@ -7,15 +7,15 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from app.core.errors import AppError, ErrorCode
-from app.core.settings import GenerationSettings
-from app.core.types import ChunkRecord, RankedChunk, SearchFilter
 from app.generation.answerability import decide
 from app.generation.backends import ExtractiveBackend
 from app.generation.events import Citations, Degraded, Done, Error, Meta, Sources, Token
 from app.generation.pipeline import AnswerPipeline
 from app.generation.prompt import REFUSAL_TEXT
 from app.generation.resilience import BreakerState, CircuitBreaker
+from core.errors import AppError, ErrorCode
+from core.settings import GenerationSettings
+from core.types import ChunkRecord, RankedChunk, SearchFilter
 from retrieval.protocols import RetrievalResult
 
 pytestmark = pytest.mark.unit

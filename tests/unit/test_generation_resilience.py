@@ -7,8 +7,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from app.core.errors import AppError, ErrorCode
 from app.generation.resilience import BreakerState, CircuitBreaker, guarded_stream
+from core.errors import AppError, ErrorCode
 
 pytestmark = pytest.mark.unit
 

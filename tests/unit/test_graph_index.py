@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.core.errors import AppError
-from app.core.types import ChunkRecord, SearchFilter
+from core.errors import AppError
+from core.types import ChunkRecord, SearchFilter
 from retrieval.graph import NetworkXGraphIndex, normalize_entity, query_ngrams
 from retrieval.graph.persist import JOURNAL, tenant_dir
 from retrieval.graph.store import CHUNK, ENTITY, ChunkMeta, TenantGraph

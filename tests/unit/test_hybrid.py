@@ -9,9 +9,9 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from app.core.errors import AppError, ErrorCode
-from app.core.settings import RetrievalSettings
-from app.core.types import ChunkRecord, Hit, SearchFilter
+from core.errors import AppError, ErrorCode
+from core.settings import RetrievalSettings
+from core.types import ChunkRecord, Hit, SearchFilter
 from retrieval.beir import DictChunkStore
 from retrieval.hybrid import HybridRetriever
 from retrieval.null import NullGraphIndex, NullKeywordIndex, NullVectorIndex

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from app.core.errors import AppError, ErrorCode
-from app.core.settings import IndexSettings, Settings
+from core.errors import AppError, ErrorCode
+from core.settings import IndexSettings, Settings
 from retrieval.factory import build_indexes, build_keyword_index, build_vector_index
 from retrieval.keyword import TantivyKeywordIndex
 from retrieval.protocols import KeywordIndex, VectorIndex
@@ -49,7 +49,7 @@ def test_invalid_weaviate_settings_are_a_configuration_error(tmp_path: Path) -> 
 def test_hnsw_search_breadth_comes_from_settings_also_for_a_reopened_index(tmp_path: Path) -> None:
     import numpy as np
 
-    from app.core.types import ChunkRecord
+    from core.types import ChunkRecord
 
     def settings(ef: int) -> Settings:
         return Settings(index=IndexSettings(hnsw_expansion_search=ef))

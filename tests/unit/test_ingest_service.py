@@ -8,10 +8,10 @@ import datetime as dt
 import pytest
 
 from app.cli import migrate_database
-from app.core.db import repositories as repo
-from app.core.db.models import Document, IngestionJob, as_utc
-from app.core.db.session import Database
-from app.core.errors import AppError, ErrorCode
+from core.db import repositories as repo
+from core.db.models import Document, IngestionJob, as_utc
+from core.db.session import Database
+from core.errors import AppError, ErrorCode
 from ingestion.service import IngestService, sanitize_filename
 
 pytestmark = pytest.mark.unit

@@ -158,7 +158,7 @@ def test_detect_type_uses_content_over_extension(tmp_path: Path) -> None:
     ],
 )
 def test_clear_failure_reasons(tmp_path: Path, name: str, data: bytes, reason: str) -> None:
-    from app.core.errors import AppError, ErrorCode
+    from core.errors import AppError, ErrorCode
 
     path = tmp_path / name
     path.write_bytes(data)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.errors import AppError, ErrorCode
+from core.errors import AppError, ErrorCode
 from ingestion.parsing import parse_file, progress
 from ingestion.parsing.isolation import ParseOptions, run_isolated
 from ingestion.parsing.model import ParsedDocument

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.types import ChunkRecord, RankedChunk
 from app.generation.prompt import (
     SYSTEM_PROMPT,
     build_prompt,
@@ -13,6 +12,7 @@ from app.generation.prompt import (
     render_passage,
     render_question,
 )
+from core.types import ChunkRecord, RankedChunk
 
 pytestmark = pytest.mark.unit
 

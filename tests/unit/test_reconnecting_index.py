@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.errors import AppError, ErrorCode
-from app.core.types import SearchFilter
+from core.errors import AppError, ErrorCode
+from core.types import SearchFilter
 from retrieval.reconnecting import ReconnectingIndex
 
 pytestmark = pytest.mark.unit

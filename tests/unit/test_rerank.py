@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from app.core.errors import AppError, ErrorCode
-from app.core.settings import RetrievalSettings
+from core.errors import AppError, ErrorCode
+from core.settings import RetrievalSettings
 from retrieval.rerank import build_reranker
 
 pytestmark = pytest.mark.unit

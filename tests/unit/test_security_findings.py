@@ -20,9 +20,9 @@ from pydantic import ValidationError
 
 import app.api.auth as auth_module
 from app.api.auth import LOCK_AFTER_FAILURES, SESSION_COOKIE
-from app.core.db import repositories as repo
-from app.core.types import Role
 from app.main import create_app
+from core.db import repositories as repo
+from core.types import Role
 from ingestion.service import IngestService
 from tests.servers import free_port
 from tests.unit.test_api_auth_sse import fake_container
@@ -157,7 +157,7 @@ def test_cookie_forged_with_a_known_secret_is_refused(env):
 
 
 def test_cookie_carries_only_an_opaque_id_of_a_stored_session(env):
-    from app.core.db.models import LoginSession
+    from core.db.models import LoginSession
 
     uid = env.new_user()["id"]
     browser, _ = env.login()
@@ -213,7 +213,7 @@ def test_disabling_ends_sessions_for_good(env):
 
 
 def test_admin_password_reset_and_key_revocation_end_sessions(env):
-    from app.core.db.models import LoginSession
+    from core.db.models import LoginSession
 
     uid = env.new_user()["id"]
     browser, _ = env.login()
@@ -232,7 +232,7 @@ def test_admin_password_reset_and_key_revocation_end_sessions(env):
 def test_sessions_expire_and_old_rows_are_pruned(env):
     import datetime as dt
 
-    from app.core.db.models import LoginSession
+    from core.db.models import LoginSession
 
     env.new_user()
     browser, _ = env.login()

@@ -1,7 +1,7 @@
 import pytest
 from pydantic import ValidationError
 
-from app.core.settings import PLACEHOLDER_SECRETS, Settings
+from core.settings import PLACEHOLDER_SECRETS, Settings
 
 pytestmark = pytest.mark.unit
 

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from app.api.sse import sse_stream
-from app.core.errors import AppError, ErrorCode
+from core.errors import AppError, ErrorCode
 
 pytestmark = pytest.mark.unit
 

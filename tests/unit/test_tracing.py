@@ -9,9 +9,9 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from app.cli import migrate_database
-from app.core.db import repositories as repo
-from app.core.db.session import Database
-from app.core.tracing import configure_tracing, tracer
+from core.db import repositories as repo
+from core.db.session import Database
+from core.tracing import configure_tracing, tracer
 from ingestion.jobs import JobTracker
 from ingestion.service import IngestService
 
@@ -41,7 +41,7 @@ def test_job_continues_the_upload_trace(make_settings):
     assert carrier["traceparent"].split("-")[1] == format(request_span.get_span_context().trace_id, "032x")
 
     # what a worker does: continue the stored context, one span per stage
-    from app.core.tracing import extract
+    from core.tracing import extract
 
     with (
         tracer().start_as_current_span("kbqa.ingest", context=extract(carrier)),

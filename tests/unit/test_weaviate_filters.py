@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from app.core.types import SearchFilter
+from core.types import SearchFilter
 
 pytest.importorskip("weaviate", reason="weaviate-client (the 'weaviate' extra) is not installed")
 from retrieval.weaviate_backend import PUBLIC_ACL, build_filter, tenant_name  # noqa: E402

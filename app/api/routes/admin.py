@@ -10,8 +10,8 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field, field_validator
 
 from app.api.auth import Principal, require
-from app.core.db import repositories as repo
-from app.core.types import Role, clean_labels
+from core.db import repositories as repo
+from core.types import Role, clean_labels
 
 router = APIRouter(prefix="/api/v1", tags=["admin"])
 

@@ -14,9 +14,9 @@ from starlette.concurrency import run_in_threadpool
 from app.api.accounting import account_answer
 from app.api.auth import Principal, require
 from app.api.sse import sse_response
-from app.core.db import repositories as repo
-from app.core.db.models import new_id
-from app.core.types import Role
+from core.db import repositories as repo
+from core.db.models import new_id
+from core.types import Role
 
 router = APIRouter(prefix="/api/v1", tags=["answers"])
 

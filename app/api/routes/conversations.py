@@ -9,8 +9,8 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
 from app.api.auth import Principal, require
-from app.core.db import repositories as repo
-from app.core.types import Role
+from core.db import repositories as repo
+from core.types import Role
 
 router = APIRouter(prefix="/api/v1", tags=["conversations"])
 

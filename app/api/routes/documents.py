@@ -12,10 +12,10 @@ from fastapi import APIRouter, Depends, File, Form, Query, Request, UploadFile
 from fastapi.responses import JSONResponse, Response
 
 from app.api.auth import Principal, require
-from app.core.db import repositories as repo
-from app.core.db.models import Document
-from app.core.errors import AppError, ErrorCode
-from app.core.types import Role, clean_labels
+from core.db import repositories as repo
+from core.db.models import Document
+from core.errors import AppError, ErrorCode
+from core.types import Role, clean_labels
 
 router = APIRouter(prefix="/api/v1/documents", tags=["documents"])
 

@@ -9,8 +9,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from app.core.db import repositories as repo
-from app.core.errors import AppError, ErrorCode
+from core.db import repositories as repo
+from core.errors import AppError, ErrorCode
 
 router = APIRouter(tags=["health"])
 

@@ -21,8 +21,8 @@ from pydantic import BaseModel, Field
 from app.api.accounting import account_answer
 from app.api.auth import Principal, require
 from app.api.sse import SSE_HEADERS
-from app.core.errors import AppError, ErrorCode
-from app.core.types import Role
+from core.errors import AppError, ErrorCode
+from core.types import Role
 
 router = APIRouter(tags=["openai"])
 

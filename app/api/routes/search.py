@@ -7,8 +7,8 @@ from typing import Any
 from fastapi import APIRouter, Depends, Query, Request
 
 from app.api.auth import Principal, require
-from app.core.errors import AppError, ErrorCode
-from app.core.types import ChunkRecord, Role
+from core.errors import AppError, ErrorCode
+from core.types import ChunkRecord, Role
 
 router = APIRouter(prefix="/api/v1", tags=["search"])
 

@@ -19,11 +19,11 @@ from app.api.auth import (
     require,
 )
 from app.api.proxies import client_address
-from app.core.db import repositories as repo
-from app.core.db.models import User
-from app.core.errors import AppError, ErrorCode
-from app.core.passwords import MAX_LENGTH, password_problem, verify_password
-from app.core.types import Role
+from core.db import repositories as repo
+from core.db.models import User
+from core.errors import AppError, ErrorCode
+from core.passwords import MAX_LENGTH, password_problem, verify_password
+from core.types import Role
 
 router = APIRouter(prefix="/api/v1/auth", tags=["session"])
 

@@ -10,11 +10,11 @@ from fastapi.responses import Response
 from pydantic import BaseModel, Field, field_validator
 
 from app.api.auth import Principal, require
-from app.core.db import repositories as repo
-from app.core.db.models import AuditEvent, User, utcnow
-from app.core.errors import AppError, ErrorCode
-from app.core.passwords import MAX_LENGTH, password_problem
-from app.core.types import Role, clean_labels
+from core.db import repositories as repo
+from core.db.models import AuditEvent, User, utcnow
+from core.errors import AppError, ErrorCode
+from core.passwords import MAX_LENGTH, password_problem
+from core.types import Role, clean_labels
 
 router = APIRouter(prefix="/api/v1", tags=["users"])
 

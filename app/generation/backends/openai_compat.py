@@ -21,8 +21,8 @@ from typing import Any
 
 import httpx
 
-from app.core.errors import AppError, ErrorCode
 from app.generation.text import estimate_tokens
+from core.errors import AppError, ErrorCode
 
 
 class OpenAICompatBackend:

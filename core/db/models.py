@@ -66,7 +66,7 @@ class ApiKey(Base):
 
 class User(Base):
     """A person who logs in with an e-mail address and a password. Only a salted scrypt hash of the password is
-    stored (see ``app.core.passwords``). E-mail addresses are unique within a tenant; login finds the account by
+    stored (see ``core.passwords``). E-mail addresses are unique within a tenant; login finds the account by
     e-mail and password across tenants (``app.api.auth.login_with_password``), so creating a user reveals nothing
     about other tenants' users.
     ``failed_logins`` and ``locked_until`` slow down password guessing for one account."""

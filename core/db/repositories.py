@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import and_, delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
-from app.core.db.models import (
+from core.db.models import (
     ApiKey,
     AuditEvent,
     Chunk,
@@ -27,9 +27,9 @@ from app.core.db.models import (
     as_utc,
     utcnow,
 )
-from app.core.errors import AppError, ErrorCode
-from app.core.passwords import hash_password
-from app.core.types import STAGES, Actor, ChunkRecord, Role, acl_allows
+from core.errors import AppError, ErrorCode
+from core.passwords import hash_password
+from core.types import STAGES, Actor, ChunkRecord, Role, acl_allows
 
 KEY_PREFIX = "kbqa_"
 

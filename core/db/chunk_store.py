@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from app.core.db import repositories as repo
-from app.core.db.session import Database
-from app.core.types import ChunkRecord
+from core.db import repositories as repo
+from core.db.session import Database
+from core.types import ChunkRecord
 
 
 class DbChunkStore:
