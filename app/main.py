@@ -1,27 +1,21 @@
-"""Composition root: builds every component from settings and wires the FastAPI application."""
+"""The FastAPI application: middleware, routers, lifespan. Its parts come from :mod:`app.container`."""
 
 from __future__ import annotations
 
 import contextlib
-import gc
 import logging
-import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from fastapi import FastAPI, Request, Response
 from fastapi.staticfiles import StaticFiles
 
 from app.api.bodylimit import BodyLimitMiddleware, route_limits
 from app.api.errors import error_response, install_error_handlers
-from app.api.metrics import Metrics
-from app.api.quotas import QuotaLimiter
 from app.api.routes import admin, ask, conversations, documents, health, openai_compat, search, session, users
-from core.db.session import Database
+from app.container import Container, build_container
 from core.errors import AppError, ErrorCode
 from core.logging import configure_logging, request_context
 from core.settings import Settings
@@ -30,124 +24,6 @@ from core.tracing import configure_tracing
 log = logging.getLogger(__name__)
 
 FRONTEND_DIST = Path(__file__).resolve().parent.parent / "frontend" / "dist"
-
-
-@dataclass
-class Container:
-    settings: Settings
-    db: Database
-    embedder: Any
-    indexes: Any
-    chunk_store: Any
-    retriever: Any
-    answers: Any
-    ingest: Any
-    dispatcher: Any
-    limiter: QuotaLimiter
-    metrics: Metrics = field(default_factory=Metrics)
-    warmed: bool = False
-    versions: dict[str, str] = field(default_factory=dict)
-    _stop: threading.Event = field(default_factory=threading.Event)
-
-    def warm_up(self) -> None:
-        self.embedder.embed_query("warm up")
-        # Long-lived objects (models, loaded graphs) leave the GC's generations: no full collection over them.
-        gc.collect()
-        gc.freeze()
-        self.warmed = True
-
-    def start_sweeper(self, interval_s: float = 5.0) -> threading.Thread:
-        def loop() -> None:
-            while not self._stop.wait(interval_s):
-                try:
-                    self.ingest.sweep()
-                except Exception:  # noqa: BLE001 - keep sweeping
-                    log.warning("ingest sweep failed", exc_info=True)
-
-        thread = threading.Thread(target=loop, name="kbqa-sweeper", daemon=True)
-        thread.start()
-        return thread
-
-    def close(self) -> None:
-        self._stop.set()
-        for part in (self.dispatcher, self.retriever):
-            stop = getattr(part, "shutdown", None) or getattr(part, "close", None)
-            if stop:
-                stop()
-        self.indexes.close()
-        self.db.dispose()
-
-
-def build_container(settings: Settings) -> Container:
-    from app.generation.backends import ExtractiveBackend, build_llm
-    from app.generation.pipeline import AnswerPipeline
-    from app.generation.prompt import PROMPT_TEMPLATE_VERSION
-    from core.db.chunk_store import DbChunkStore
-    from ingestion.chunking import CHUNKER_VERSION
-    from ingestion.executors import CeleryDispatcher, InlineDispatcher
-    from ingestion.runtime import build_ingest_runtime
-    from ingestion.service import IngestService
-    from retrieval.hybrid import HybridRetriever
-    from retrieval.rerank import build_reranker
-
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    # The in-process llama.cpp model must load before the vector index's native library (usearch) is imported:
-    # the other way round llama.cpp fails to read its vocabulary (std::bad_cast from a second C++ runtime's locale
-    # state). So the LLM is built first, and given the embedder afterwards.
-    llm = build_llm(settings.generation)
-    runtime = build_ingest_runtime(settings)
-    db, embedder, indexes = runtime.db, runtime.embedder, runtime.indexes
-    if getattr(llm, "embedder", False) is None:
-        llm.embedder = embedder  # type: ignore[attr-defined]  # the extractive backend ranks sentences with it
-    store = DbChunkStore(db)
-    retriever = HybridRetriever(
-        keyword=indexes.keyword,
-        vector=indexes.vector,
-        graph=indexes.graph,
-        embedder=embedder,
-        store=store,
-        settings=settings.retrieval,
-        reranker=build_reranker(settings.retrieval),
-    )
-    versions = {
-        "chunker": CHUNKER_VERSION,
-        "embedder": f"{embedder.model_name}@{embedder.model_version}",
-        "prompt_template": PROMPT_TEMPLATE_VERSION,
-        "model": f"{llm.name}:{llm.model}",
-    }
-    answers = AnswerPipeline(
-        retriever=retriever,
-        llm=llm,
-        fallback=ExtractiveBackend(embedder, context_window=settings.generation.context_window),
-        embedder=embedder,
-        settings=settings.generation,
-        versions=versions,
-    )
-    dispatcher: Any
-    if settings.ingestion.executor == "celery":
-        dispatcher = CeleryDispatcher(settings)
-    else:
-        dispatcher = InlineDispatcher(runtime.pipeline.run)
-    ingest = IngestService(settings=settings, db=db, dispatcher=dispatcher, indexes=indexes)
-    limiter = QuotaLimiter(
-        requests_per_minute=settings.api.requests_per_minute,
-        tokens_per_minute=settings.api.tokens_per_minute,
-        logins_per_minute=settings.api.login_attempts_per_minute,
-        redis_url=settings.redis_url,
-    )
-    return Container(
-        settings=settings,
-        db=db,
-        embedder=embedder,
-        indexes=indexes,
-        chunk_store=store,
-        retriever=retriever,
-        answers=answers,
-        ingest=ingest,
-        dispatcher=dispatcher,
-        limiter=limiter,
-        versions=versions,
-    )
 
 
 def _instrument(app: FastAPI, settings: Settings) -> None:

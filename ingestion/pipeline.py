@@ -8,14 +8,11 @@ that dies mid-job leaves the lease to expire; the sweeper re-dispatches it until
 
 from __future__ import annotations
 
-import fcntl
 import logging
 import os
 import threading
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -29,55 +26,14 @@ from core.settings import Settings
 from core.tracing import extract, tracer
 from core.types import ChunkRecord
 from ingestion.jobs import JobTracker, LeaseLost
-from retrieval.protocols import Embedder, GraphIndex, KeywordIndex, VectorIndex
+from retrieval.indexes import Indexes
+from retrieval.protocols import Embedder
 
 log = logging.getLogger(__name__)
 
 
 class EntityExtractorLike(Protocol):  # pragma: no cover - structural type only
     def extract(self, texts: Sequence[str]) -> list[list[str]]: ...
-
-
-@dataclass
-class Indexes:
-    keyword: KeywordIndex
-    vector: VectorIndex
-    graph: GraphIndex
-    lock_path: Path
-
-    _thread_lock = threading.Lock()
-
-    @contextmanager
-    def writing(self) -> Iterator[None]:
-        """One writer at a time across threads and processes (an flock on a file in the index directory)."""
-        self.lock_path.parent.mkdir(parents=True, exist_ok=True)
-        with self._thread_lock, open(self.lock_path, "a+") as fh:
-            fcntl.flock(fh, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
-
-    def upsert(
-        self, document_id: str, chunks: Sequence[ChunkRecord], vectors: np.ndarray, entities: Sequence[Sequence[str]]
-    ) -> None:
-        with self.writing():
-            self.keyword.upsert_document(document_id, chunks)
-            self.vector.upsert_document(document_id, chunks, vectors)
-            self.graph.upsert_document(document_id, chunks, entities)
-
-    def delete(self, document_id: str) -> None:
-        with self.writing():
-            self.keyword.delete_document(document_id)
-            self.vector.delete_document(document_id)
-            self.graph.delete_document(document_id)
-
-    def close(self) -> None:
-        for idx in (self.keyword, self.vector, self.graph):
-            try:
-                idx.close()
-            except Exception:  # noqa: BLE001 - closing is best effort
-                log.warning("closing %s failed", getattr(idx, "name", idx), exc_info=True)
 
 
 _TRANSIENT = (ErrorCode.INDEX_UNAVAILABLE, ErrorCode.DEPENDENCY_UNAVAILABLE)

@@ -1,6 +1,7 @@
 """Builds the ingestion side from settings: database, indexes, embedder, entity extractor, pipeline.
 
-Used by the API process (embedded mode runs the pipeline in-process) and by each Celery worker process.
+Used by each Celery worker process; the API process builds its own parts (``app.container``) and
+runs an :class:`IngestPipeline` in-process in embedded mode. Indexes come from :func:`retrieval.indexes.build_indexes`.
 """
 
 from __future__ import annotations
@@ -10,10 +11,9 @@ from dataclasses import dataclass
 from core.db.session import Database
 from core.settings import Settings
 from ingestion.entities import EntityExtractor
-from ingestion.pipeline import Indexes, IngestPipeline
+from ingestion.pipeline import IngestPipeline
 from retrieval.embedders import build_embedder
-from retrieval.factory import build_indexes as build_text_indexes
-from retrieval.graph import NetworkXGraphIndex
+from retrieval.indexes import Indexes, build_indexes
 from retrieval.protocols import Embedder
 
 
@@ -28,17 +28,6 @@ class IngestRuntime:
     def close(self) -> None:
         self.indexes.close()
         self.db.dispose()
-
-
-def build_indexes(settings: Settings, embedder: Embedder) -> Indexes:
-    """Keyword + vector (embedded or Weaviate, by settings) and the graph (networkx, on disk under the data dir)."""
-    root = settings.index_dir
-    root.mkdir(parents=True, exist_ok=True)
-    keyword, vector = build_text_indexes(settings, root, embedder.dim)
-    # Query linking uses normalised n-grams only: running spaCy on the query added no recall on the HotpotQA sample
-    # (0.875 vs 0.880 recall@10) and cost ~100 ms per query.
-    graph = NetworkXGraphIndex(root / "graph", timeout_s=settings.retrieval.timeout_s / 2)
-    return Indexes(keyword=keyword, vector=vector, graph=graph, lock_path=root / ".write.lock")
 
 
 def build_ingest_runtime(

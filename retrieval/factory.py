@@ -2,7 +2,8 @@
 
 Embedded layout under ``root`` (normally ``Settings.index_dir``): ``root/bm25/`` (tantivy) and ``root/dense/``
 (see :mod:`retrieval.vector.embedded`). Weaviate needs the ``weaviate`` extra; one :class:`WeaviateIndex` can serve
-both roles (use :func:`build_indexes` to share one connection).
+both roles (use :func:`build_text_indexes` to share one connection; :func:`retrieval.indexes.build_indexes` adds
+the graph).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ def build_vector_index(settings: Settings, root: Path, dim: int) -> VectorIndex:
     return EmbeddedVectorIndex(Path(root) / "dense", dim, expansion_search=settings.index.hnsw_expansion_search)
 
 
-def build_indexes(settings: Settings, root: Path, dim: int) -> tuple[KeywordIndex, VectorIndex]:
+def build_text_indexes(settings: Settings, root: Path, dim: int) -> tuple[KeywordIndex, VectorIndex]:
     """Both indexes; with Weaviate they are the same object (one connection, one collection)."""
     if settings.index.backend == "weaviate":
         both = _weaviate(settings, dim)

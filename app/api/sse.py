@@ -19,6 +19,7 @@ from core.errors import AppError, ErrorCode
 
 log = logging.getLogger(__name__)
 
+RAW = "raw"
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no", "Connection": "keep-alive"}
 
 
@@ -28,7 +29,8 @@ def format_event(event_type: str, data: Any) -> bytes:
 
 
 async def sse_stream(events: AsyncIterator[Any], *, heartbeat_s: float) -> AsyncIterator[bytes]:
-    """Serialise events (objects with ``type`` and ``to_dict()``, or ``(type, dict)`` tuples)."""
+    """Serialise events (objects with ``type`` and ``to_dict()``, or ``(type, dict)`` tuples; ``(RAW, bytes)`` goes
+    out unchanged)."""
     iterator = events.__aiter__()
     pending: asyncio.Task[Any] | None = None
     saw_done = False
@@ -46,6 +48,9 @@ async def sse_stream(events: AsyncIterator[Any], *, heartbeat_s: float) -> Async
             except StopAsyncIteration:
                 break
             etype, data = event if isinstance(event, tuple) else (event.type, event.to_dict())
+            if etype == RAW:  # a frame already in its wire format (the OpenAI-compatible chunks)
+                yield data
+                continue
             saw_done = saw_done or etype == "done"
             yield format_event(etype, data)
     except asyncio.CancelledError:

@@ -9,8 +9,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from contextlib import aclosing
+from dataclasses import dataclass, field
 from typing import Any
 
 from app.generation import answerability
@@ -37,6 +38,56 @@ async def aclose(it: AsyncIterator[Any]) -> None:
         await close()
 
 REFUSAL_SOURCES = 3
+
+
+@dataclass
+class Timings:
+    """Milliseconds since the request started, per stage (``rewrite``, ``retrieve``, ``sources``, ``first_token``,
+    ``citations``, ``total``)."""
+
+    t0: float = field(default_factory=time.perf_counter)
+    ms: dict[str, float] = field(default_factory=dict)
+
+    def mark(self, name: str) -> None:
+        self.ms[name] = round((time.perf_counter() - self.t0) * 1000, 2)
+
+
+@dataclass
+class AnswerState:
+    """What one answer has accumulated so far; :meth:`done` turns it into the final event."""
+
+    answer: str = ""
+    prompt_tokens: int = 0
+    refused: bool = False
+    degraded: bool = False
+    retrieval_timings_ms: dict[str, float] = field(default_factory=dict)
+    retrieval_degraded: list[str] = field(default_factory=list)
+    outcome: str = answerability.NOT_FOUND
+    missing: list[str] = field(default_factory=list)
+    unit: dict[str, Any] | None = None
+    mode: str = "excerpt"
+    first_token: bool = False
+    timings: Timings = field(default_factory=Timings)
+
+    def done(self, *, completion_tokens: int) -> Done:
+        return Done(
+            usage={"prompt_tokens": self.prompt_tokens, "completion_tokens": completion_tokens},
+            timings_ms=self.timings.ms, refused=self.refused, degraded=self.degraded, answer=self.answer,
+            retrieval_timings_ms=self.retrieval_timings_ms, retrieval_degraded=self.retrieval_degraded,
+            outcome=self.outcome, missing=self.missing, unit=self.unit, mode=self.mode,
+        )
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """The retrieve-and-decide step's result: the query searched, what came back, the ranked answering units and
+    the answerability verdict."""
+
+    query: str
+    chunks: list[RankedChunk]
+    units: list[AnswerUnit]
+    verdict: answerability.Verdict
+    degraded: tuple[str, ...]
 
 
 def _nearest(units: list[AnswerUnit], k: int) -> list[RankedChunk]:
@@ -83,118 +134,127 @@ class AnswerPipeline:
         flt: SearchFilter,
         history: list[dict[str, str]],
         request_id: str,
-        conversation_id: str,
-        message_id: str,
+        conversation_id: str | None,
+        message_id: str | None,
         top_k: int,
     ) -> AsyncGenerator[Event, None]:
-        t0 = time.perf_counter()
-        timings: dict[str, float] = {}
-        state: dict[str, Any] = {
-            "answer": "", "prompt_tokens": 0, "refused": False, "degraded": False,
-            "retrieval_timings_ms": {}, "retrieval_degraded": [], "outcome": "not_found", "missing": [],
-            "unit": None, "mode": "excerpt",
-        }
-
-        def mark(name: str) -> None:
-            timings[name] = round((time.perf_counter() - t0) * 1000, 2)
-
-        yield Meta(request_id, conversation_id, message_id, dict(self.versions))
+        st = AnswerState()
+        yield Meta(request_id, conversation_id or "", message_id or "", dict(self.versions))
         try:
-            async with aclosing(self._answer(question, flt, history, top_k, state, mark)) as events:
+            async with aclosing(self._answer(question, flt, history, top_k, st)) as events:
                 async for event in events:
                     yield event
         except AppError as exc:
-            if exc.code is ErrorCode.INDEX_UNAVAILABLE and not state["retrieval_timings_ms"]:  # retrieval failed
-                state["retrieval_degraded"] = [str(s) for s in exc.details.get("degraded", ())]  # every retriever
+            if exc.code is ErrorCode.INDEX_UNAVAILABLE and not st.retrieval_timings_ms:  # retrieval failed
+                st.retrieval_degraded = [str(s) for s in exc.details.get("degraded", ())]  # every retriever
             yield Error(exc.code.value, exc.message)
         except Exception as exc:  # noqa: BLE001 - the stream must end with error + done, not a broken connection
             log.exception("answer pipeline failed")
             yield Error(ErrorCode.INTERNAL.value, f"internal error: {type(exc).__name__}")
-        mark("total")
-        completion = await asyncio.to_thread(self.llm.count_tokens, state["answer"]) if state["answer"] else 0
-        yield Done(
-            usage={"prompt_tokens": state["prompt_tokens"], "completion_tokens": completion},
-            timings_ms=timings, refused=state["refused"], degraded=state["degraded"], answer=state["answer"],
-            retrieval_timings_ms=state["retrieval_timings_ms"], retrieval_degraded=state["retrieval_degraded"],
-            outcome=state["outcome"], missing=state["missing"], unit=state["unit"], mode=state["mode"],
-        )
+        st.timings.mark("total")
+        completion = await asyncio.to_thread(self.llm.count_tokens, st.answer) if st.answer else 0
+        yield st.done(completion_tokens=completion)
 
-    async def _answer(self, question, flt, history, top_k, state, mark) -> AsyncGenerator[Event, None]:  # type: ignore[no-untyped-def]
-        use_llm = self.rewrite_with_llm and self.breaker.state.value == "closed"
-        query = await rewrite_query(
-            question, history, llm=self.llm if use_llm else None, count_tokens=self.fallback.count_tokens,
-        )
-        mark("rewrite")
-        result = await self.retriever.retrieve(query, flt, top_k)
-        mark("retrieve")
-        state["retrieval_timings_ms"] = {k: round(ms, 2) for k, ms in result.timings_ms.items()}
-        state["retrieval_degraded"] = list(result.degraded)
-        if result.degraded:
-            state["degraded"] = True
-            yield Degraded(list(result.degraded))
-
-        units = rank_units(query, result.chunks)
-        verdict = answerability.assess(query, result.chunks, units[0] if units else None)
-        state["outcome"], state["missing"] = verdict.outcome, list(verdict.missing)
-        if verdict.outcome == answerability.NOT_FOUND:
-            state["refused"] = True
-            nearest = _nearest(units, REFUSAL_SOURCES)
-            yield Sources([source_dict(n, rc) for n, rc in enumerate(nearest, start=1)])
-            mark("sources")
-            state["answer"] = refusal_text(units[:REFUSAL_SOURCES])
-            yield Token(state["answer"])
-            yield Citations([])
+    async def _answer(
+        self, question: str, flt: SearchFilter, history: list[dict[str, str]], top_k: int, st: AnswerState
+    ) -> AsyncGenerator[Event, None]:
+        decision = await self._retrieve_and_decide(question, flt, history, top_k, st)
+        if decision.degraded:
+            yield Degraded(list(decision.degraded))
+        if decision.verdict.outcome == answerability.NOT_FOUND:
+            for event in self._refuse(decision.units, st):
+                yield event
             return
 
         open_breaker = self.breaker.state.value == "open" and self.llm is not self.fallback
         llm = self.fallback if open_breaker else self.llm
-        unit = units[0]
-        ordered = unit_first(unit, result.chunks)
-        prompt = await asyncio.to_thread(self._prompt, llm, query, ordered, history)
-        state["prompt_tokens"] = prompt.prompt_tokens
+        unit = decision.units[0]
+        ordered = unit_first(unit, decision.chunks)
+        prompt = await asyncio.to_thread(self._prompt, llm, decision.query, ordered, history)
+        st.prompt_tokens = prompt.prompt_tokens
         sources = prompt.source_dicts()
-        state["unit"] = {
+        st.unit = {
             "label": unit.label, "document_id": unit.document_id, "section_path": list(unit.section_path),
             "sources": [s["n"] for s in sources if s["chunk_id"] in {rc.chunk.id for rc in unit.chunks}],
         }
-        state["mode"] = "excerpt" if llm.name == "extractive" else "generated"
+        st.mode = "excerpt" if llm.name == "extractive" else "generated"
         yield Sources(sources)
-        mark("sources")
+        st.timings.mark("sources")
 
-        cites = CitationStream(range(1, len(sources) + 1))
-        async with aclosing(self._generate(open_breaker, prompt, state)) as pieces:
+        async with aclosing(self._stream_answer(open_breaker, prompt, len(sources), st)) as events:
+            async for event in events:
+                yield event
+        yield Citations(await self._cite(sources, st))
+
+    async def _retrieve_and_decide(
+        self, question: str, flt: SearchFilter, history: list[dict[str, str]], top_k: int, st: AnswerState
+    ) -> Assessment:
+        """Rewrite the question (follow-ups), retrieve, rank the answering units and decide answerability."""
+        use_llm = self.rewrite_with_llm and self.breaker.state.value == "closed"
+        query = await rewrite_query(
+            question, history, llm=self.llm if use_llm else None, count_tokens=self.fallback.count_tokens,
+        )
+        st.timings.mark("rewrite")
+        result = await self.retriever.retrieve(query, flt, top_k)
+        st.timings.mark("retrieve")
+        st.retrieval_timings_ms = {k: round(ms, 2) for k, ms in result.timings_ms.items()}
+        st.retrieval_degraded = list(result.degraded)
+        st.degraded = st.degraded or bool(result.degraded)
+        units = rank_units(query, result.chunks)
+        verdict = answerability.assess(query, result.chunks, units[0] if units else None)
+        st.outcome, st.missing = verdict.outcome, list(verdict.missing)
+        return Assessment(query, list(result.chunks), units, verdict, tuple(result.degraded))
+
+    def _refuse(self, units: list[AnswerUnit], st: AnswerState) -> Iterator[Event]:
+        """Not found: the nearest sections as sources and an answer that names them; no citations."""
+        st.refused = True
+        nearest = _nearest(units, REFUSAL_SOURCES)
+        yield Sources([source_dict(n, rc) for n, rc in enumerate(nearest, start=1)])
+        st.timings.mark("sources")
+        st.answer = refusal_text(units[:REFUSAL_SOURCES])
+        yield Token(st.answer)
+        yield Citations([])
+
+    async def _stream_answer(
+        self, skip_llm: bool, prompt: Prompt, n_sources: int, st: AnswerState
+    ) -> AsyncGenerator[Event, None]:
+        """Tokens with only valid citation markers, then the "not in the documents" tail of a partial answer."""
+        cites = CitationStream(range(1, n_sources + 1))
+        async with aclosing(self._generate(skip_llm, prompt, st)) as pieces:
             async for piece in pieces:
                 if isinstance(piece, Degraded):
                     yield piece
                     continue
                 text = cites.feed(piece)
                 if text:
-                    if "first_token" not in state:
-                        state["first_token"] = True
-                        mark("first_token")
-                    state["answer"] += text
+                    if not st.first_token:
+                        st.first_token = True
+                        st.timings.mark("first_token")
+                    st.answer += text
                     yield Token(text)
         tail = cites.flush()
-        if state["missing"] and not state["answer"].strip().startswith(REFUSAL_TEXT):
-            tail += "\n\n" + answerability.missing_text(state["missing"])
+        if st.missing and not st.answer.strip().startswith(REFUSAL_TEXT):
+            tail += "\n\n" + answerability.missing_text(st.missing)
         if tail:
-            state["answer"] += tail
+            st.answer += tail
             yield Token(tail)
-        if state["answer"].strip().startswith(REFUSAL_TEXT):
-            state["refused"] = True  # the model found no answer in the passages
-            state["outcome"] = answerability.NOT_FOUND
-        citations = await asyncio.to_thread(check_support, state["answer"], sources, self.embedder)
-        mark("citations")
-        yield Citations(citations)
+        if st.answer.strip().startswith(REFUSAL_TEXT):
+            st.refused = True  # the model found no answer in the passages
+            st.outcome = answerability.NOT_FOUND
 
-    def _prompt(self, llm: LLMBackend, query: str, chunks: list, history: list[dict[str, str]]) -> Prompt:  # type: ignore[type-arg]
+    async def _cite(self, sources: list[dict[str, Any]], st: AnswerState) -> list[dict[str, Any]]:
+        citations = await asyncio.to_thread(check_support, st.answer, sources, self.embedder)
+        st.timings.mark("citations")
+        return citations
+
+    def _prompt(self, llm: LLMBackend, query: str, chunks: list[RankedChunk], history: list[dict[str, str]]) -> Prompt:
         return build_prompt(
             query, chunks, count_tokens=llm.count_tokens,
             context_window=min(self.settings.context_window, llm.context_window),
             max_new_tokens=self.settings.max_new_tokens, history=history,
         )
 
-    async def _generate(self, skip_llm: bool, prompt: Prompt, state: dict[str, Any]) -> AsyncGenerator[Any, None]:
+    async def _generate(self, skip_llm: bool, prompt: Prompt, st: AnswerState) -> AsyncGenerator[str | Degraded, None]:
         """Pieces from the LLM through the breaker; before the first piece, failure or a first-token timeout
         switches to the extractive fallback (a Degraded event is yielded first)."""
         max_tokens, temperature = self.settings.max_new_tokens, self.settings.temperature
@@ -224,8 +284,8 @@ class AnswerPipeline:
                 finally:
                     await aclose(stream)
                 return
-        state["degraded"] = True
-        state["mode"] = "excerpt"  # the extractive composer answers instead of the model
+        st.degraded = True
+        st.mode = "excerpt"  # the extractive composer answers instead of the model
         yield Degraded(["llm_fallback"])
         fallback = self.fallback.stream(prompt.messages, max_tokens=max_tokens, stop=None, temperature=temperature)
         try:

@@ -102,9 +102,9 @@ def test_llm_down_falls_back_to_a_flagged_extractive_answer(tmp_path, failure):
 
 
 def test_database_down_is_a_fast_503_json(make_settings):
-    from app.api.metrics import Metrics
-    from app.api.quotas import QuotaLimiter
     from app.main import Container, create_app
+    from app.services.metrics import Metrics
+    from app.services.quotas import QuotaLimiter
 
     settings = make_settings()
     db = Database(f"postgresql+psycopg://postgres@127.0.0.1:{free_port()}/kbqa", connect_timeout_s=2)

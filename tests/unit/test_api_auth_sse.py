@@ -11,10 +11,10 @@ import pytest
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
-from app.api.metrics import Metrics
-from app.api.quotas import QuotaLimiter
 from app.cli import migrate_database
 from app.main import Container, create_app
+from app.services.metrics import Metrics
+from app.services.quotas import QuotaLimiter
 from core.db import repositories as repo
 from core.db.session import Database
 from core.types import ChunkRecord, Role
@@ -33,42 +33,27 @@ PUBLIC = {
 
 
 @dataclass
-class FakeEvent:
-    type: str
-    data: dict[str, Any]
-
-    def to_dict(self) -> dict[str, Any]:
-        return self.data
-
-
 class FakeAnswers:
+    """The answer pipeline's event sequence for a fixed answer (real typed events, fake content)."""
+
     def __init__(self) -> None:
         self.calls: list[dict[str, Any]] = []
 
     async def run(self, question: str, **kw: Any):  # noqa: ANN201
+        from app.generation.events import Citations, Done, Meta, Sources, Token
+
         self.calls.append({"question": question, **kw})
-        yield FakeEvent(
-            "meta",
-            {
-                "request_id": kw["request_id"],
-                "conversation_id": kw["conversation_id"],
-                "message_id": kw["message_id"],
-                "versions": {},
-            },
-        )
-        yield FakeEvent("sources", {"sources": [{"n": 1, "chunk_id": "c1", "title": "Doc"}]})
+        yield Meta(kw["request_id"], kw["conversation_id"] or "", kw["message_id"] or "", {})
+        yield Sources([{"n": 1, "chunk_id": "c1", "title": "Doc"}])
         for piece in ("The hub ", "has a 24-month ", "warranty [1]."):
-            yield FakeEvent("token", {"text": piece})
-        yield FakeEvent("citations", {"citations": [{"n": 1, "chunk_id": "c1", "supported": True}]})
-        yield FakeEvent(
-            "done",
-            {
-                "usage": {"prompt_tokens": 10, "completion_tokens": 7},
-                "timings_ms": {"total": 1.0},
-                "refused": False,
-                "degraded": False,
-                "answer": "The hub has a 24-month warranty [1].",
-            },
+            yield Token(piece)
+        yield Citations([{"n": 1, "chunk_id": "c1", "supported": True}])
+        yield Done(
+            usage={"prompt_tokens": 10, "completion_tokens": 7},
+            timings_ms={"total": 1.0},
+            refused=False,
+            degraded=False,
+            answer="The hub has a 24-month warranty [1].",
         )
 
 

@@ -13,11 +13,11 @@ from fastapi.testclient import TestClient
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from app.api.metrics import Metrics
 from app.generation.backends import ExtractiveBackend
 from app.generation.events import Done, Error
 from app.generation.pipeline import AnswerPipeline
 from app.main import create_app
+from app.services.metrics import Metrics
 from core.db import repositories as repo
 from core.settings import GenerationSettings, RetrievalSettings
 from core.types import ChunkRecord, Hit, Role, SearchFilter
@@ -118,7 +118,7 @@ def test_answer_done_carries_retrieval_timings_into_the_stage_histogram_and_degr
     assert done.retrieval_degraded == ["vector"]
 
     metrics = Metrics()
-    metrics.observe_answer(done.to_dict())  # what the API does with the serialised event
+    metrics.observe_answer(done)
     samples = scrape(metrics)
     # the vector retriever failed: counted as skipped, its time-to-failure kept out of the latency histogram
     assert stages_observed(samples) == {"keyword": 1, "graph": 1, "fuse": 1, "rerank": 1, "total": 1}
@@ -135,7 +135,7 @@ def test_a_disabled_retriever_has_no_latency_series() -> None:
     done = events[-1]
     assert isinstance(done, Done) and "graph" not in done.retrieval_timings_ms
     metrics = Metrics()
-    metrics.observe_answer(done.to_dict())
+    metrics.observe_answer(done)
     assert stages_observed(scrape(metrics)) == {"keyword": 1, "vector": 1, "fuse": 1, "total": 1}
 
 
@@ -145,7 +145,7 @@ def test_every_retriever_failing_counts_each_one() -> None:
     done = events[-1]
     assert isinstance(done, Done) and done.retrieval_timings_ms == {}
     metrics = Metrics()
-    metrics.observe_answer(done.to_dict())
+    metrics.observe_answer(done)
     samples = scrape(metrics)
     for stage in ("keyword", "vector", "graph"):
         assert samples[sample("kbqa_retrieval_degraded_total", stage=stage)] == 1

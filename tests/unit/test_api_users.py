@@ -256,7 +256,7 @@ def test_nul_characters_are_a_client_error_on_postgresql(make_settings, pg_url):
 
 def test_login_attempts_per_address_are_limited(make_settings):
     """Guessing across many accounts from one address runs into the per-address login bucket (429, Retry-After)."""
-    from app.api.quotas import QuotaLimiter
+    from app.services.quotas import QuotaLimiter
 
     settings = make_settings()
     limiter = QuotaLimiter(requests_per_minute=0, tokens_per_minute=0, logins_per_minute=3)

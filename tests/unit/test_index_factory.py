@@ -8,7 +8,7 @@ import pytest
 
 from core.errors import AppError, ErrorCode
 from core.settings import IndexSettings, Settings
-from retrieval.factory import build_indexes, build_keyword_index, build_vector_index
+from retrieval.factory import build_keyword_index, build_text_indexes, build_vector_index
 from retrieval.keyword import TantivyKeywordIndex
 from retrieval.protocols import KeywordIndex, VectorIndex
 from retrieval.vector import EmbeddedVectorIndex
@@ -31,7 +31,7 @@ def test_unreachable_weaviate_starts_and_each_call_is_index_unavailable(tmp_path
     pytest.importorskip("weaviate", reason="weaviate-client is not installed")
     index = IndexSettings(backend="weaviate", weaviate_url="http://127.0.0.1:9", weaviate_grpc_port=10)
     settings = Settings(index=index)
-    keyword, vector = build_indexes(settings, tmp_path, 8)
+    keyword, vector = build_text_indexes(settings, tmp_path, 8)
     assert keyword is vector
     with pytest.raises(AppError) as err:
         keyword.count(None)

@@ -249,7 +249,8 @@ class FakeEmbedder:
 
 
 def test_pipeline_leaves_a_job_whose_lease_was_taken_to_its_new_worker(service, tmp_path):
-    from ingestion.pipeline import Indexes, IngestPipeline
+    from ingestion.pipeline import IngestPipeline
+    from retrieval.indexes import Indexes
 
     job_id = _submitted_job(service)
     never = Indexes(keyword=None, vector=None, graph=None, lock_path=tmp_path / "lock")  # type: ignore[arg-type]
@@ -310,7 +311,8 @@ class FakeFlakyEmbedder:
 def flaky(make_settings, tmp_path):  # noqa: ANN201
     """``make(**ingestion)``: a service with one submitted job and a pipeline whose first embedding call fails as if a
     service were down; returns (service, job id, recording index, pipeline)."""
-    from ingestion.pipeline import Indexes, IngestPipeline
+    from ingestion.pipeline import IngestPipeline
+    from retrieval.indexes import Indexes
 
     dbs: list[Database] = []
 

@@ -414,7 +414,7 @@ def _login_codes(url: str, forwarded: list[str]) -> list[int]:
 
 
 def test_forwarded_for_from_an_untrusted_peer_does_not_dodge_the_login_limit(make_env, monkeypatch):
-    from app.api.quotas import QuotaLimiter
+    from app.services.quotas import QuotaLimiter
 
     env = make_env(login_attempts_per_minute=3)
     env.container.limiter = QuotaLimiter(requests_per_minute=0, tokens_per_minute=0, logins_per_minute=3)
@@ -424,7 +424,7 @@ def test_forwarded_for_from_an_untrusted_peer_does_not_dodge_the_login_limit(mak
 
 
 def test_forwarded_for_from_a_trusted_proxy_names_the_client(make_env, monkeypatch):
-    from app.api.quotas import QuotaLimiter
+    from app.services.quotas import QuotaLimiter
 
     env = make_env(login_attempts_per_minute=3, trusted_proxies=["127.0.0.0/8"])
     env.container.limiter = QuotaLimiter(requests_per_minute=0, tokens_per_minute=0, logins_per_minute=3)

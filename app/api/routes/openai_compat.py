@@ -14,13 +14,16 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any, Literal
 
-from fastapi import APIRouter, Depends, Request
-from fastapi.responses import StreamingResponse
+from fastapi import APIRouter, Depends
 from pydantic import BaseModel, Field
+from starlette.concurrency import run_in_threadpool
 
-from app.api.accounting import account_answer
 from app.api.auth import Principal, require
-from app.api.sse import SSE_HEADERS
+from app.api.deps import get_container
+from app.api.sse import RAW, sse_response
+from app.container import Container
+from app.generation.events import Citations, Degraded, Done, Error, Event, Sources, Token
+from app.services.answers import AnswerService
 from core.errors import AppError, ErrorCode
 from core.types import Role
 
@@ -66,71 +69,83 @@ def _conversation(body: ChatCompletionRequest) -> list[ChatMessage]:
     return msgs
 
 
-async def _events(container: Any, principal: Principal, body: ChatCompletionRequest) -> AsyncIterator[Any]:
+class _Folded:
+    """The ``kbqa`` extension object, folded from the answer's typed events."""
+
+    def __init__(self) -> None:
+        self.extra: dict[str, Any] = {}
+        self.done: Done | None = None
+
+    def absorb(self, event: Event) -> str:
+        """Fold one event in; returns the text a token event adds."""
+        if isinstance(event, Token):
+            return event.text
+        if isinstance(event, Sources):
+            self.extra["sources"] = event.sources
+        elif isinstance(event, Citations):
+            self.extra["citations"] = event.citations
+        elif isinstance(event, Degraded):
+            self.extra["degraded"] = event.reasons
+        elif isinstance(event, Error):
+            self.extra["error"] = {"code": event.code, "message": event.message}
+        elif isinstance(event, Done):
+            self.done = event
+            self.extra["refused"] = event.refused
+            self.extra.update(outcome=event.outcome, missing=event.missing, unit=event.unit, mode=event.mode)
+        return ""
+
+
+def _events(service: AnswerService, principal: Principal, body: ChatCompletionRequest) -> AsyncIterator[Event]:
     msgs = _conversation(body)
     history = [{"role": m.role, "content": m.content or ""} for m in msgs[:-1]]
-    async for event in container.answers.run(
-        msgs[-1].content or "",
-        flt=principal.search_filter(),
-        history=history,
+    return service.events(
+        principal=principal, question=msgs[-1].content or "", flt=principal.search_filter(), history=history,
         request_id=uuid.uuid4().hex,
-        conversation_id=None,
-        message_id=None,
-        top_k=container.settings.retrieval.top_k,
-    ):
-        yield event
+    )
 
 
-def _absorb(container: Any, principal: Principal, etype: str, data: dict[str, Any], extra: dict[str, Any]) -> str:
-    """Fold one answer event into the ``kbqa`` extension object; returns the text a token event adds."""
-    if etype == "token":
-        return str(data.get("text", ""))
-    if etype in ("sources", "citations"):
-        extra[etype] = data.get(etype, [])
-    elif etype == "degraded":
-        extra["degraded"] = data.get("reasons", [])
-    elif etype == "error":
-        extra["error"] = data
-    elif etype == "done":
-        account_answer(container, principal, data)
-        extra["refused"] = data.get("refused", False)
-        for key in ("outcome", "missing", "unit", "mode"):
-            extra[key] = data.get(key)
-        extra["usage"] = data.get("usage") or {}
-    return ""
+async def _chunks(
+    service: AnswerService, principal: Principal, body: ChatCompletionRequest, cid: str, created: int
+) -> AsyncIterator[tuple[str, bytes]]:
+    """Streamed completion chunks, as pre-encoded frames for :func:`app.api.sse.sse_stream` (heartbeats between)."""
+    yield RAW, _chunk(cid, created, {"role": "assistant", "content": ""})
+    folded = _Folded()
+    try:
+        async for ev in _events(service, principal, body):
+            text = folded.absorb(ev)
+            if isinstance(ev, Done):
+                await run_in_threadpool(service.account, principal=principal, done=ev)
+            if text:
+                yield RAW, _chunk(cid, created, {"content": text})
+    except AppError as exc:
+        folded.extra["error"] = {"code": exc.code.value, "message": exc.message}
+    yield RAW, _chunk(cid, created, {}, finish="stop", extra=folded.extra)
+    yield RAW, b"data: [DONE]\n\n"
 
 
 @router.post("/v1/chat/completions", summary="OpenAI-compatible grounded chat completion (model 'kbqa')")
 async def chat_completions(
-    body: ChatCompletionRequest, request: Request, principal: Principal = Depends(require(Role.AGENT))
+    body: ChatCompletionRequest,
+    principal: Principal = Depends(require(Role.AGENT)),
+    container: Container = Depends(get_container),
 ) -> Any:
-    container = request.app.state.container
+    service = container.answer_service
     _conversation(body)
-    container.limiter.check_tokens(principal.id)
+    service.check_quota(principal=principal)
     cid, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
     if body.stream:
+        chunks = _chunks(service, principal, body, cid, created)
+        return sse_response(chunks, heartbeat_s=container.settings.api.heartbeat_s)
 
-        async def stream() -> AsyncIterator[bytes]:
-            yield _chunk(cid, created, {"role": "assistant", "content": ""})
-            extra: dict[str, Any] = {}
-            try:
-                async for ev in _events(container, principal, body):
-                    text = _absorb(container, principal, ev.type, ev.to_dict(), extra)
-                    if text:
-                        yield _chunk(cid, created, {"content": text})
-            except AppError as exc:
-                extra["error"] = {"code": exc.code.value, "message": exc.message}
-            yield _chunk(cid, created, {}, finish="stop", extra=extra)
-            yield b"data: [DONE]\n\n"
-
-        return StreamingResponse(stream(), media_type="text/event-stream", headers=SSE_HEADERS)
-
-    text, extra = "", dict[str, Any]()
-    async for ev in _events(container, principal, body):
-        text += _absorb(container, principal, ev.type, ev.to_dict(), extra)
+    text, folded = "", _Folded()
+    async for ev in _events(service, principal, body):
+        text += folded.absorb(ev)
+        if isinstance(ev, Done):
+            await run_in_threadpool(service.account, principal=principal, done=ev)
+    extra = folded.extra
     if "error" in extra:
         raise AppError(ErrorCode.DEPENDENCY_UNAVAILABLE, extra["error"].get("message", "answer failed"))
-    usage = extra.pop("usage", {})
+    usage = folded.done.usage if folded.done else {}
     pt, ct = int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
     return {
         "id": cid,

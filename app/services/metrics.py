@@ -15,6 +15,8 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
+from app.generation.events import Done
+
 _BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60)
 
 
@@ -50,15 +52,14 @@ class Metrics:
         self.jobs = Gauge("kbqa_ingestion_jobs", "Ingestion jobs by state", ["state"], registry=r)
         self.queue_depth = Gauge("kbqa_ingestion_queue_depth", "Jobs waiting or running", registry=r)
 
-    def observe_answer(self, done: dict[str, Any]) -> None:
-        for stage, ms in (done.get("timings_ms") or {}).items():
+    def observe_answer(self, done: Done) -> None:
+        for stage, ms in done.timings_ms.items():
             if isinstance(ms, int | float):
                 self.stage.labels(stage=stage).observe(ms / 1000.0)
-        self.observe_retrieval(done.get("retrieval_timings_ms") or {}, done.get("retrieval_degraded") or ())
-        usage = done.get("usage") or {}
-        self.tokens.labels(kind="prompt").inc(int(usage.get("prompt_tokens", 0)))
-        self.tokens.labels(kind="completion").inc(int(usage.get("completion_tokens", 0)))
-        outcome = "refused" if done.get("refused") else "degraded" if done.get("degraded") else "answered"
+        self.observe_retrieval(done.retrieval_timings_ms, done.retrieval_degraded)
+        self.tokens.labels(kind="prompt").inc(int(done.usage.get("prompt_tokens", 0)))
+        self.tokens.labels(kind="completion").inc(int(done.usage.get("completion_tokens", 0)))
+        outcome = "refused" if done.refused else "degraded" if done.degraded else "answered"
         self.answers.labels(outcome=outcome).inc()
 
     def observe_retrieval(self, timings_ms: Mapping[str, Any], degraded: Iterable[str]) -> None:
