@@ -2,31 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from fastapi import APIRouter, Depends, Request
-from fastapi.encoders import jsonable_encoder
-from fastapi.responses import JSONResponse, Response
+from fastapi import APIRouter, Depends
+from fastapi.responses import Response
 from pydantic import BaseModel, Field, field_validator
 
 from app.api.auth import Principal, require
-from core.db import repositories as repo
+from app.api.deps import get_container
+from app.container import Container
+from app.services import accounts
+from app.services.accounts import KeyCreated, KeyList, UsageList
 from core.types import Role, clean_labels
 
 router = APIRouter(prefix="/api/v1", tags=["admin"])
-
-
-def key_json(k: Any) -> dict[str, Any]:
-    return {
-        "id": k.id,
-        "name": k.name,
-        "role": k.role,
-        "prefix": k.prefix,
-        "acl_groups": k.acl_groups,
-        "created_at": k.created_at,
-        "last_used_at": k.last_used_at,
-        "revoked": k.revoked_at is not None,
-    }
 
 
 class KeyCreate(BaseModel):
@@ -40,54 +27,40 @@ class KeyCreate(BaseModel):
         return clean_labels(value, "ACL groups")
 
 
-@router.get("/keys", summary="List API keys of your tenant")
-def list_keys(request: Request, principal: Principal = Depends(require(Role.ADMIN))) -> dict[str, Any]:
-    with request.app.state.container.db.session() as s:
-        return {"keys": [key_json(k) for k in repo.list_api_keys(session=s, tenant_id=principal.tenant_id)]}
+@router.get("/keys", summary="List API keys of your tenant", response_model=KeyList)
+def list_keys(
+    principal: Principal = Depends(require(Role.ADMIN)), container: Container = Depends(get_container)
+) -> KeyList:
+    return accounts.list_keys(db=container.db, principal=principal)
 
 
-@router.post("/keys", status_code=201, summary="Create an API key (the secret is shown once)")
-def create_key(body: KeyCreate, request: Request, principal: Principal = Depends(require(Role.ADMIN))) -> JSONResponse:
-    with request.app.state.container.db.session() as s:
-        row, secret = repo.create_api_key(
-            session=s, tenant_id=principal.tenant_id, name=body.name, role=body.role, acl_groups=body.acl_groups
-        )
-        repo.audit(
-            session=s,
-            tenant_id=principal.tenant_id,
-            actor=principal.actor,
-            action="key.create",
-            target=row.id,
-            detail={"name": body.name, "role": body.role.value},
-        )
-        return JSONResponse(
-            jsonable_encoder({**key_json(row), "key": secret}), status_code=201, headers={"Cache-Control": "no-store"}
-        )
+@router.post(
+    "/keys", status_code=201, summary="Create an API key (the secret is shown once)", response_model=KeyCreated
+)
+def create_key(
+    body: KeyCreate,
+    response: Response,
+    principal: Principal = Depends(require(Role.ADMIN)),
+    container: Container = Depends(get_container),
+) -> KeyCreated:
+    response.headers["Cache-Control"] = "no-store"
+    return accounts.create_key(
+        db=container.db, principal=principal, name=body.name, role=body.role, acl_groups=body.acl_groups
+    )
 
 
 @router.delete("/keys/{key_id}", status_code=204, summary="Revoke an API key")
-def revoke_key(key_id: str, request: Request, principal: Principal = Depends(require(Role.ADMIN))) -> Response:
-    with request.app.state.container.db.session() as s:
-        repo.revoke_api_key(session=s, tenant_id=principal.tenant_id, key_id=key_id)
-        repo.audit(session=s, tenant_id=principal.tenant_id, actor=principal.actor, action="key.revoke", target=key_id)
+def revoke_key(
+    key_id: str, principal: Principal = Depends(require(Role.ADMIN)), container: Container = Depends(get_container)
+) -> Response:
+    accounts.revoke_key(db=container.db, principal=principal, key_id=key_id)
     return Response(status_code=204)
 
 
-@router.get("/usage", summary="Requests and tokens per API key or user per day (last 90 days)")
-def usage(request: Request, principal: Principal = Depends(require(Role.ADMIN))) -> dict[str, Any]:
-    with request.app.state.container.db.session() as s:
-        rows = repo.list_usage(session=s, tenant_id=principal.tenant_id)
-        return {
-            "usage": [
-                {
-                    "actor_kind": u.actor_kind,
-                    "actor_id": u.actor_id,
-                    "actor_name": name,
-                    "day": u.day,
-                    "requests": u.requests,
-                    "prompt_tokens": u.prompt_tokens,
-                    "completion_tokens": u.completion_tokens,
-                }
-                for u, name in rows
-            ]
-        }
+@router.get(
+    "/usage", summary="Requests and tokens per API key or user per day (last 90 days)", response_model=UsageList
+)
+def usage(
+    principal: Principal = Depends(require(Role.ADMIN)), container: Container = Depends(get_container)
+) -> UsageList:
+    return accounts.usage(db=container.db, principal=principal)

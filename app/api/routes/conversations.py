@@ -2,49 +2,37 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
-from fastapi import APIRouter, Depends, Request
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, Depends
 from pydantic import BaseModel, Field
 
 from app.api.auth import Principal, require
-from core.db import repositories as repo
+from app.api.deps import get_container
+from app.container import Container
+from app.services import conversations
+from app.services.conversations import ConversationList, ConversationView, FeedbackCreated
 from core.types import Role
 
 router = APIRouter(prefix="/api/v1", tags=["conversations"])
 
 
-@router.get("/conversations", summary="Your recent conversations")
-def list_conversations(request: Request, principal: Principal = Depends(require(Role.AGENT))) -> dict[str, Any]:
-    with request.app.state.container.db.session() as s:
-        convs = repo.list_conversations(session=s, tenant_id=principal.tenant_id, actor_id=principal.id)
-        return {"conversations": [{"id": c.id, "title": c.title, "updated_at": c.updated_at} for c in convs]}
+@router.get("/conversations", summary="Your recent conversations", response_model=ConversationList)
+def list_conversations(
+    principal: Principal = Depends(require(Role.AGENT)), container: Container = Depends(get_container)
+) -> ConversationList:
+    return conversations.list_conversations(db=container.db, principal=principal)
 
 
-@router.get("/conversations/{conversation_id}", summary="A conversation with its messages")
+@router.get(
+    "/conversations/{conversation_id}", summary="A conversation with its messages", response_model=ConversationView
+)
 def get_conversation(
-    conversation_id: str, request: Request, principal: Principal = Depends(require(Role.AGENT))
-) -> dict[str, Any]:
-    with request.app.state.container.db.session() as s:
-        conv = repo.get_conversation(
-            session=s, tenant_id=principal.tenant_id, conversation_id=conversation_id, actor_id=principal.id
-        )
-        return {
-            "id": conv.id,
-            "title": conv.title,
-            "messages": [
-                {
-                    "id": m.id,
-                    "role": m.role,
-                    "content": m.content,
-                    "citations": m.citations,
-                    "meta": m.meta,
-                    "created_at": m.created_at,
-                }
-                for m in conv.messages
-            ],
-        }
+    conversation_id: str,
+    principal: Principal = Depends(require(Role.AGENT)),
+    container: Container = Depends(get_container),
+) -> ConversationView:
+    return conversations.get_conversation(db=container.db, principal=principal, conversation_id=conversation_id)
 
 
 class FeedbackRequest(BaseModel):
@@ -53,17 +41,12 @@ class FeedbackRequest(BaseModel):
     comment: str = Field(default="", max_length=4000)
 
 
-@router.post("/feedback", status_code=201, summary="Thumbs up or down on an answer")
+@router.post("/feedback", status_code=201, summary="Thumbs up or down on an answer", response_model=FeedbackCreated)
 def feedback(
-    body: FeedbackRequest, request: Request, principal: Principal = Depends(require(Role.AGENT))
-) -> JSONResponse:
-    with request.app.state.container.db.session() as s:
-        fb = repo.create_feedback(
-            session=s,
-            tenant_id=principal.tenant_id,
-            message_id=body.message_id,
-            actor_id=principal.id,
-            rating=body.rating,
-            comment=body.comment,
-        )
-        return JSONResponse({"id": fb.id}, status_code=201)
+    body: FeedbackRequest,
+    principal: Principal = Depends(require(Role.AGENT)),
+    container: Container = Depends(get_container),
+) -> FeedbackCreated:
+    return conversations.add_feedback(
+        db=container.db, principal=principal, message_id=body.message_id, rating=body.rating, comment=body.comment
+    )

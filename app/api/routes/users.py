@@ -3,35 +3,22 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Query
 from fastapi.responses import Response
 from pydantic import BaseModel, Field, field_validator
 
 from app.api.auth import Principal, require
-from core.db import repositories as repo
-from core.db.models import AuditEvent, User, utcnow
-from core.errors import AppError, ErrorCode
+from app.api.deps import get_container
+from app.container import Container
+from app.services import accounts
+from app.services.accounts import AuditPage, UserList, UserView
 from core.passwords import MAX_LENGTH, password_problem
 from core.types import Role, clean_labels
 
 router = APIRouter(prefix="/api/v1", tags=["users"])
 
 _EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]+$")
-
-
-def user_json(u: User) -> dict[str, Any]:
-    return {
-        "id": u.id,
-        "email": u.email,
-        "name": u.name,
-        "role": u.role,
-        "acl_groups": u.acl_groups,
-        "created_at": u.created_at,
-        "last_login_at": u.last_login_at,
-        "disabled": u.disabled_at is not None,
-    }
 
 
 def _email(value: str) -> str:
@@ -82,122 +69,57 @@ class UserUpdate(BaseModel):
         return None if value is None else _groups(value)
 
 
-@router.get("/users", summary="List the users of your tenant")
-def list_users(request: Request, principal: Principal = Depends(require(Role.ADMIN))) -> dict[str, Any]:
-    with request.app.state.container.db.session() as s:
-        return {"users": [user_json(u) for u in repo.list_users(session=s, tenant_id=principal.tenant_id)]}
+@router.get("/users", summary="List the users of your tenant", response_model=UserList)
+def list_users(
+    principal: Principal = Depends(require(Role.ADMIN)), container: Container = Depends(get_container)
+) -> UserList:
+    return accounts.list_users(db=container.db, principal=principal)
 
 
-@router.post("/users", status_code=201, summary="Create a user with an initial password")
+@router.post("/users", status_code=201, summary="Create a user with an initial password", response_model=UserView)
 def create_user(
-    body: UserCreate, request: Request, principal: Principal = Depends(require(Role.ADMIN))
-) -> dict[str, Any]:
-    with request.app.state.container.db.session() as s:
-        row = repo.create_user(
-            session=s,
-            tenant_id=principal.tenant_id,
-            email=body.email,
-            name=body.name,
-            role=body.role,
-            password=body.password,
-            acl_groups=body.acl_groups,
-        )
-        repo.audit(
-            session=s,
-            tenant_id=principal.tenant_id,
-            actor=principal.actor,
-            action="user.create",
-            target=row.id,
-            detail={"email": row.email, "role": row.role, "acl_groups": row.acl_groups},
-        )
-        return user_json(row)
+    body: UserCreate, principal: Principal = Depends(require(Role.ADMIN)), container: Container = Depends(get_container)
+) -> UserView:
+    return accounts.create_user(
+        db=container.db, principal=principal, email=body.email, name=body.name, role=body.role,
+        password=body.password, acl_groups=body.acl_groups,
+    )
 
 
-@router.patch("/users/{user_id}", summary="Change a user's name, role, groups, password, or disable/enable them")
+@router.patch(
+    "/users/{user_id}",
+    summary="Change a user's name, role, groups, password, or disable/enable them",
+    response_model=UserView,
+)
 def update_user(
-    user_id: str, body: UserUpdate, request: Request, principal: Principal = Depends(require(Role.ADMIN))
-) -> dict[str, Any]:
-    with request.app.state.container.db.session() as s:
-        row = repo.get_user(session=s, tenant_id=principal.tenant_id, user_id=user_id)
-        changes: dict[str, Any] = {}
-        demotes = body.role is not None and body.role != Role.ADMIN and row.role == Role.ADMIN.value
-        disables = body.disabled is True and row.disabled_at is None
-        if row.id == principal.id and (demotes or disables):
-            raise AppError(ErrorCode.CONFLICT, "you cannot demote or disable yourself: ask another administrator")
-        last_admin = (demotes or disables) and row.role == Role.ADMIN.value and row.disabled_at is None
-        if last_admin and repo.count_active_admins(session=s, tenant_id=principal.tenant_id) <= 1:
-            raise AppError(ErrorCode.CONFLICT, "the tenant would have no active admin user left")
-        if body.name is not None and body.name != row.name:
-            row.name, changes["name"] = body.name, body.name
-        if body.role is not None and body.role.value != row.role:
-            row.role, changes["role"] = body.role.value, body.role.value
-        if body.acl_groups is not None and body.acl_groups != row.acl_groups:
-            row.acl_groups, changes["acl_groups"] = body.acl_groups, body.acl_groups
-        if body.disabled is not None and body.disabled != (row.disabled_at is not None):
-            row.disabled_at = utcnow() if body.disabled else None
-            changes["disabled"] = body.disabled
-            if body.disabled:
-                repo.revoke_sessions(session=s, principal_id=row.id)
-        if body.password is not None:
-            # An administrator's reset also ends the user's sessions.
-            repo.set_user_password(row, body.password, session=s, unlock=True)
-            changes["password"] = "reset"
-        if changes:
-            repo.audit(
-                session=s,
-                tenant_id=principal.tenant_id,
-                actor=principal.actor,
-                action="user.update",
-                target=row.id,
-                detail={"email": row.email, **changes},
-            )
-        s.flush()
-        return user_json(row)
+    user_id: str,
+    body: UserUpdate,
+    principal: Principal = Depends(require(Role.ADMIN)),
+    container: Container = Depends(get_container),
+) -> UserView:
+    return accounts.update_user(
+        db=container.db, principal=principal, user_id=user_id, name=body.name, role=body.role,
+        acl_groups=body.acl_groups, disabled=body.disabled, password=body.password,
+    )
 
 
 @router.delete("/users/{user_id}/sessions", status_code=204, summary="Sign a user out everywhere")
-def end_user_sessions(user_id: str, request: Request, principal: Principal = Depends(require(Role.ADMIN))) -> Response:
-    with request.app.state.container.db.session() as s:
-        row = repo.get_user(session=s, tenant_id=principal.tenant_id, user_id=user_id)
-        n = repo.revoke_sessions(session=s, principal_id=row.id)
-        repo.audit(
-            session=s,
-            tenant_id=principal.tenant_id,
-            actor=principal.actor,
-            action="session.revoke_all",
-            target=row.id,
-            detail={"email": row.email, "sessions": n},
-        )
+def end_user_sessions(
+    user_id: str, principal: Principal = Depends(require(Role.ADMIN)), container: Container = Depends(get_container)
+) -> Response:
+    accounts.end_user_sessions(db=container.db, principal=principal, user_id=user_id)
     return Response(status_code=204)
 
 
-def audit_json(e: AuditEvent) -> dict[str, Any]:
-    return {
-        "id": e.id,
-        "created_at": e.created_at,
-        "actor_kind": e.actor_kind,
-        "actor_id": e.actor_id,
-        "actor_name": e.actor_name,
-        "action": e.action,
-        "target": e.target,
-        "detail": e.detail,
-    }
-
-
-@router.get("/audit", summary="The audit log of your tenant, newest first")
+@router.get("/audit", summary="The audit log of your tenant, newest first", response_model=AuditPage)
 def audit_log(
-    request: Request,
     action: str | None = Query(default=None, max_length=64, description="action prefix, e.g. 'document.' or 'ask'"),
     actor: str | None = Query(default=None, max_length=32, description="an API key id or user id"),
     before: int | None = Query(default=None, ge=1, le=2**62, description="page: events with a smaller id"),
     limit: int = Query(default=50, ge=1, le=500),
     principal: Principal = Depends(require(Role.ADMIN)),
-) -> dict[str, Any]:
-    with request.app.state.container.db.session() as s:
-        events = repo.list_audit(
-            session=s, tenant_id=principal.tenant_id, action=action, actor_id=actor, before=before, limit=limit
-        )
-        return {
-            "events": [audit_json(e) for e in events],
-            "next_before": events[-1].id if len(events) == limit else None,
-        }
+    container: Container = Depends(get_container),
+) -> AuditPage:
+    return accounts.audit_log(
+        db=container.db, principal=principal, action=action, actor=actor, before=before, limit=limit
+    )
