@@ -15,6 +15,7 @@ from core.db import repositories as repo
 from core.db.models import ApiKey, AuditEvent, User, utcnow
 from core.db.session import Database
 from core.errors import AppError, ErrorCode
+from core.passwords import verify_password
 from core.principal import Principal
 from core.types import Role
 
@@ -182,6 +183,47 @@ def end_user_sessions(*, db: Database, principal: Principal, user_id: str) -> No
             session=s, tenant_id=principal.tenant_id, actor=principal.actor, action="session.revoke_all",
             target=row.id, detail={"email": row.email, "sessions": n},
         )
+
+
+# --- sessions --------------------------------------------------------------------------------------------------
+
+
+def key_login(*, db: Database, secret: str) -> Principal:
+    """The principal of an API key used to log in a browser (kiosks, tools with a UI); audited."""
+    with db.session() as s:
+        row = repo.get_api_key_by_secret(session=s, secret=secret.strip())
+        if row is None:
+            raise AppError(ErrorCode.UNAUTHENTICATED, "invalid or revoked API key")
+        principal = Principal.from_key(row, via_cookie=True)
+        repo.audit(session=s, tenant_id=row.tenant_id, actor=principal.actor, action="session.login")
+        return principal
+
+
+def end_session(*, db: Database, token: str) -> None:
+    with db.session() as s:
+        repo.revoke_session(session=s, token=token)
+
+
+def sign_out_everywhere(*, db: Database, principal: Principal) -> None:
+    with db.session() as s:
+        n = repo.revoke_sessions(session=s, principal_id=principal.id)
+        repo.audit(
+            session=s, tenant_id=principal.tenant_id, actor=principal.actor, action="session.revoke_all",
+            target=principal.id, detail={"sessions": n},
+        )
+
+
+def change_password(*, db: Database, principal: Principal, current_password: str, new_password: str) -> None:
+    """A user's own password change (the new one already checked); ends every session of the user."""
+    if principal.kind != "user":
+        raise AppError(ErrorCode.FORBIDDEN, "API keys have no password: log in as a user")
+    with db.session() as s:
+        users = [u for u in repo.list_users(session=s, tenant_id=principal.tenant_id) if u.id == principal.id]
+        user = users[0] if users else None
+        if user is None or not verify_password(current_password, user.password_hash):
+            raise AppError(ErrorCode.UNAUTHENTICATED, "the current password is wrong")
+        repo.set_user_password(user, new_password, session=s)
+        repo.audit(session=s, tenant_id=user.tenant_id, actor=principal.actor, action="user.password_change")
 
 
 # --- API keys and usage --------------------------------------------------------------------------------------------

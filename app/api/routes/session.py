@@ -18,11 +18,11 @@ from app.api.auth import (
     open_session,
     require,
 )
+from app.api.deps import get_container
 from app.api.proxies import client_address
-from core.db import repositories as repo
-from core.db.models import User
+from app.services import accounts
 from core.errors import AppError, ErrorCode
-from core.passwords import MAX_LENGTH, password_problem, verify_password
+from core.passwords import MAX_LENGTH, password_problem
 from core.types import Role
 
 router = APIRouter(prefix="/api/v1/auth", tags=["session"])
@@ -59,7 +59,7 @@ def session_body(principal: Principal, csrf: str) -> dict[str, Any]:
 
 def session_response(request: Request, principal: Principal) -> JSONResponse:
     """The session body with a fresh httpOnly, SameSite=Strict session cookie (Secure outside local mode)."""
-    container = request.app.state.container
+    container = get_container(request)
     settings = container.settings
     cookie = open_session(container.db, principal)
     resp = JSONResponse(
@@ -79,17 +79,12 @@ def session_response(request: Request, principal: Principal) -> JSONResponse:
 
 @router.post("/session", summary="Browser login with e-mail and password (or an API key); sets a session cookie")
 def login(body: SessionCreate, request: Request) -> JSONResponse:
-    container = request.app.state.container
+    container = get_container(request)
     limiter = getattr(container, "limiter", None)
     if limiter is not None:
         limiter.check_login(client_address(request, container.settings.api.trusted_proxies))
     if body.api_key:
-        with container.db.session() as s:
-            row = repo.get_api_key_by_secret(session=s, secret=body.api_key.strip())
-            if row is None:
-                raise AppError(ErrorCode.UNAUTHENTICATED, "invalid or revoked API key")
-            principal = Principal.from_key(row, via_cookie=True)
-            repo.audit(session=s, tenant_id=row.tenant_id, actor=principal.actor, action="session.login")
+        principal = accounts.key_login(db=container.db, secret=body.api_key)
     else:
         principal = login_with_password(container.db, body.email or "", body.password or "", body.tenant)
     return session_response(request, principal)
@@ -98,7 +93,7 @@ def login(body: SessionCreate, request: Request) -> JSONResponse:
 @router.get("/me", summary="Who is logged in")
 def me(request: Request, principal: Principal = Depends(require(Role.AGENT))) -> JSONResponse:
     cookie = request.cookies.get(SESSION_COOKIE, "")
-    csrf = csrf_token(request.app.state.container.settings.secret_key, cookie) if principal.via_cookie else ""
+    csrf = csrf_token(get_container(request).settings.secret_key, cookie) if principal.via_cookie else ""
     return JSONResponse(session_body(principal, csrf), headers={"Cache-Control": "no-store"})
 
 
@@ -113,23 +108,13 @@ def logout(request: Request) -> Response:
     authenticate(request)
     token = getattr(request.state, "session_token", None)
     if token:
-        with request.app.state.container.db.session() as s:
-            repo.revoke_session(session=s, token=token)
+        accounts.end_session(db=get_container(request).db, token=token)
     return _ended(request)
 
 
 @router.delete("/sessions", status_code=204, summary="Sign out everywhere: end every session of yours")
 def sign_out_everywhere(request: Request, principal: Principal = Depends(require(Role.AGENT))) -> Response:
-    with request.app.state.container.db.session() as s:
-        n = repo.revoke_sessions(session=s, principal_id=principal.id)
-        repo.audit(
-            session=s,
-            tenant_id=principal.tenant_id,
-            actor=principal.actor,
-            action="session.revoke_all",
-            target=principal.id,
-            detail={"sessions": n},
-        )
+    accounts.sign_out_everywhere(db=get_container(request).db, principal=principal)
     return _ended(request)
 
 
@@ -147,12 +132,9 @@ def change_password(
     problem = password_problem(body.new_password)
     if problem:
         raise AppError(ErrorCode.VALIDATION, problem, details={"field": "new_password"})
-    container = request.app.state.container
-    with container.db.session() as s:
-        user = s.get(User, principal.id)
-        if user is None or not verify_password(body.current_password, user.password_hash):
-            raise AppError(ErrorCode.UNAUTHENTICATED, "the current password is wrong")
-        repo.set_user_password(user, body.new_password, session=s)
-        repo.audit(session=s, tenant_id=user.tenant_id, actor=principal.actor, action="user.password_change")
+    accounts.change_password(
+        db=get_container(request).db, principal=principal, current_password=body.current_password,
+        new_password=body.new_password,
+    )
     # Every session of the user has ended; this browser gets a fresh one (and a new CSRF token).
     return session_response(request, principal)
