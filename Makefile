@@ -71,9 +71,10 @@ bench-answer: ## answer quality (demo support set, doc2dial, SQuAD v2 outcomes) 
 	@$(PY) benchmarks/answer_quality.py --sets demo,doc2dial,squad2 --backend extractive
 	@$(PY) benchmarks/bench_answer.py
 
-lint: install ## ruff and mypy
-	@$(VENV)/bin/ruff check app retrieval ingestion tests benchmarks scripts
+lint: install ## ruff, mypy, and mypy --strict on the ground floor (core/) and the services
+	@$(VENV)/bin/ruff check core app retrieval ingestion tests benchmarks scripts
 	@$(VENV)/bin/mypy
+	@$(VENV)/bin/mypy --strict core app/services
 
 demo-docs: install ## regenerate the demo DOCX/PDF files from their sources
 	@$(PY) scripts/build_demo_docs.py

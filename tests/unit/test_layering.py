@@ -1,4 +1,4 @@
-"""Imports are one-way: core <- retrieval <- ingestion; core <- retrieval <- generation <- api.
+"""Imports are one-way: core <- retrieval <- ingestion; core <- retrieval <- generation <- services <- api.
 
 The tree reads the same way: `core/` is the ground floor beside `retrieval/`, `ingestion/` and `app/`
 (generation, api, the entry points). Both `import x` statements and string imports (`importlib.import_module("x")`,
@@ -20,7 +20,8 @@ FORBIDDEN = {
     "core": ("retrieval", "ingestion", "app", "evaluation"),
     "retrieval": ("ingestion", "app", "evaluation"),
     "ingestion": ("app", "evaluation"),
-    "app/generation": ("ingestion", "app.api", "app.main", "app.cli", "evaluation"),
+    "app/generation": ("ingestion", "app.api", "app.services", "app.container", "app.main", "app.cli", "evaluation"),
+    "app/services": ("app.api", "app.container", "app.main", "app.cli", "evaluation"),
     "app/api": ("app.main", "app.cli", "evaluation"),
 }
 
@@ -77,3 +78,17 @@ def test_string_imports_are_seen(tmp_path):
     finally:
         globals()["REPO"] = Path(__file__).resolve().parents[2]
     assert sorted(found) == ["core/x.py imports app.api.routes", "core/x.py imports ingestion.tasks"]
+
+
+def test_routes_reach_the_database_only_through_services():
+    """The HTTP edge parses, calls a service and returns its response model: no route module opens a database
+    session or calls the repositories itself."""
+    offenders = []
+    for path in sorted((REPO / "app" / "api" / "routes").glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        names = _imports(path)
+        if "core.db.repositories" in names or any(n == "core.db" for n in names) and "repositories" in text:
+            offenders.append(f"{path.relative_to(REPO)} imports the repositories")
+        if ".db.session()" in text or "sessionmaker" in text:
+            offenders.append(f"{path.relative_to(REPO)} opens a database session")
+    assert not offenders, "\n".join(offenders)

@@ -9,7 +9,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from core.db import repositories as repo
+from app.api.deps import get_container
+from app.services.ingestion import jobs_by_status
 from core.errors import AppError, ErrorCode
 
 router = APIRouter(tags=["health"])
@@ -24,7 +25,7 @@ def healthz() -> dict[str, str]:
 def readyz(request: Request) -> JSONResponse:
     """200 ``ready``, or 200 ``degraded`` while some index is down (the others still answer, so the replica stays in
     the load balancer), or 503 ``not_ready`` without the database, the models, or any index."""
-    container = request.app.state.container
+    container = get_container(request)
     checks: dict[str, Any] = {"database": container.db.ping()}
     indexes: dict[str, bool] = {}
     for name in ("keyword", "vector", "graph"):
@@ -45,15 +46,13 @@ def readyz(request: Request) -> JSONResponse:
 def metrics(request: Request) -> Response:
     """Totals over all tenants only (no tenant labels); needs a bearer token when ``KBQA_API__METRICS_TOKEN`` is
     set."""
-    container = request.app.state.container
+    container = get_container(request)
     token = container.settings.api.metrics_token
     if token:
         scheme, _, sent = request.headers.get("authorization", "").partition(" ")
         if scheme.lower() != "bearer" or not hmac.compare_digest(sent.strip().encode(), token.encode()):
             raise AppError(ErrorCode.UNAUTHENTICATED, "metrics need 'Authorization: Bearer <metrics token>'")
-    try:
-        with container.db.session() as s:
-            container.metrics.set_jobs(repo.count_jobs_by_status(session=s))
-    except Exception:  # noqa: BLE001 - metrics must not fail because the DB is down
-        pass
+    counts = jobs_by_status(db=container.db)
+    if counts is not None:
+        container.metrics.set_jobs(counts)
     return Response(generate_latest(container.metrics.registry), media_type=CONTENT_TYPE_LATEST)
