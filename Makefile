@@ -65,6 +65,7 @@ bench-retrieval: install ## retrieval quality on the eval sets + index latency a
 bench-ingest: ## ingest the enterprise document set vs a Haystack peer: states, reasons, throughput, stage shares, RSS
 	@KBQA_EXTRAS=dev,bench bash scripts/install.sh
 	@$(PY) benchmarks/bench_ingest.py
+	@$(PY) benchmarks/bench_query_during_ingest.py
 
 bench-answer: ## answer quality (demo support set, doc2dial, SQuAD v2 outcomes) + time to sources / first token per backend
 	@KBQA_EXTRAS=dev,local-llm bash scripts/install.sh

@@ -2,8 +2,12 @@
 
 Both load a *local* model folder only (``HF_HUB_OFFLINE=1``: nothing is fetched from a hub), return L2-normalised
 float32 vectors and count tokens with the model's own tokenizer (no special tokens). Loaded models are cached per
-(kind, path, device) in-process and shared by every embedder on that path; a per-model lock serialises inference, so
-an embedder is safe to call from concurrent request threads.
+(kind, path, device) in-process and shared by every embedder on that path; a per-model :class:`PriorityLock`
+serialises inference, so an embedder is safe to call from concurrent request threads.
+
+Queries come first: in embedded mode the ingest pipeline embeds documents on the same model (and cores) that answers
+queries. ``embed_documents`` works in slices of :data:`BACKGROUND_SLICE` texts, taking the lock per slice and only
+when no query is waiting, so a query waits for at most one small slice instead of a whole ingestion batch.
 """
 
 from __future__ import annotations
@@ -11,7 +15,8 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +27,42 @@ from core.settings import EmbeddingSettings
 
 DEFAULT_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".onnx", ".pt")
-_cache: dict[tuple[str, str, str], tuple[Any, threading.Lock]] = {}
+#: Texts per lock hold for document embedding (the longest a query waits behind ingestion is one such slice).
+BACKGROUND_SLICE = 8
+
+
+class PriorityLock:
+    """A mutex where urgent holders (queries) go before waiting background holders (ingestion batches).
+
+    Not re-entrant. Background holders wait while any urgent one waits, so a stream of queries delays ingestion;
+    queries are short and sparse next to ingestion, which is the trade wanted."""
+
+    def __init__(self) -> None:
+        self._cv = threading.Condition()
+        self._held = False
+        self._urgent_waiting = 0
+
+    @contextmanager
+    def hold(self, *, urgent: bool) -> Iterator[None]:
+        with self._cv:
+            if urgent:
+                self._urgent_waiting += 1
+            try:
+                while self._held or (not urgent and self._urgent_waiting):
+                    self._cv.wait()
+            finally:
+                if urgent:
+                    self._urgent_waiting -= 1
+            self._held = True
+        try:
+            yield
+        finally:
+            with self._cv:
+                self._held = False
+                self._cv.notify_all()
+
+
+_cache: dict[tuple[str, str, str], tuple[Any, PriorityLock]] = {}
 _cache_lock = threading.Lock()
 
 
@@ -57,14 +97,27 @@ def _resolve(model_path: str | Path | None) -> Path:
     return path
 
 
-def _cached(kind: str, path: Path, device: str, load: Callable[[], Any]) -> tuple[Any, threading.Lock]:
+def _cached(kind: str, path: Path, device: str, load: Callable[[], Any]) -> tuple[Any, PriorityLock]:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     key = (kind, str(path.resolve()), device)
     with _cache_lock:
         if key not in _cache:
-            _cache[key] = (load(), threading.Lock())
+            _cache[key] = (load(), PriorityLock())
         return _cache[key]
+
+
+def _in_slices(
+    texts: list[str], dim: int, lock: PriorityLock, encode: Callable[[list[str]], np.ndarray]
+) -> np.ndarray:
+    """Document embedding as background work: one lock hold per slice, so waiting queries go in between."""
+    if not texts:
+        return np.zeros((0, dim), dtype=np.float32)
+    parts = []
+    for i in range(0, len(texts), BACKGROUND_SLICE):
+        with lock.hold(urgent=False):
+            parts.append(encode(texts[i : i + BACKGROUND_SLICE]))
+    return np.vstack(parts).astype(np.float32)
 
 
 def _normalise(vectors: Any, dim: int) -> np.ndarray:
@@ -91,20 +144,21 @@ class SentenceTransformerEmbedder:
         get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
         self.dim = int(get_dim())
 
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        return _normalise(
+            self._model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True),
+            self.dim,
+        )
+
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        with self._lock:
-            out = self._model.encode(
-                list(texts), batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True
-            )
-        return _normalise(out, self.dim)
+        return _in_slices(list(texts), self.dim, self._lock, self._encode)
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self.embed_documents([text])[0]
+        with self._lock.hold(urgent=True):
+            return self._encode([text])[0]
 
     def count_tokens(self, text: str) -> int:
-        with self._lock:
+        with self._lock.hold(urgent=True):  # short; the chunker and prompt assembly both wait on it
             return len(self._model.tokenizer(text, add_special_tokens=False)["input_ids"])
 
 
@@ -151,19 +205,18 @@ class FlagEmbedder:
         self.dim = int(self._model.model.config.hidden_size)
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        with self._lock:
-            out = self._model.encode_corpus(list(texts), batch_size=self.batch_size)
-        return _normalise(out, self.dim)
+        return _in_slices(
+            list(texts), self.dim, self._lock,
+            lambda part: _normalise(self._model.encode_corpus(part, batch_size=self.batch_size), self.dim),
+        )
 
     def embed_query(self, text: str) -> np.ndarray:
-        with self._lock:
+        with self._lock.hold(urgent=True):
             out = self._model.encode_queries([text], batch_size=1)
         return _normalise(out, self.dim)[0]
 
     def count_tokens(self, text: str) -> int:
-        with self._lock:
+        with self._lock.hold(urgent=True):
             return len(self._model.tokenizer(text, add_special_tokens=False)["input_ids"])
 
 
