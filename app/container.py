@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from app.generation.pipeline import AnswerPipeline
 from app.services.answers import AnswerService
+from app.services.ingestion import recover_after_restart
 from app.services.metrics import Metrics
 from app.services.quotas import QuotaLimiter
 from core.db.session import Database
@@ -57,8 +58,16 @@ class Container:
         self.warmed = True
 
     def start_sweeper(self, interval_s: float = 5.0) -> threading.Thread:
+        if self.settings.ingestion.executor == "inline":
+            try:
+                recover_after_restart(db=self.db)
+            except Exception:  # noqa: BLE001 - a database that is down now is retried by the sweeps (leases)
+                log.warning("could not re-queue unfinished ingestion jobs at start", exc_info=True)
+
         def loop() -> None:
-            while not self._stop.wait(interval_s):
+            first = True
+            while first or not self._stop.wait(interval_s):
+                first = False
                 try:
                     self.ingest.sweep()
                 except Exception:  # noqa: BLE001 - keep sweeping
@@ -76,6 +85,13 @@ class Container:
                 stop()
         self.indexes.close()
         self.db.dispose()
+
+
+def _job_tenant(db: Database, job_id: str) -> str:
+    from core.db import repositories as repo
+
+    with db.session() as s:
+        return repo.job_tenant(session=s, job_id=job_id)
 
 
 def build_container(settings: Settings) -> Container:
@@ -132,7 +148,9 @@ def build_container(settings: Settings) -> Container:
         pipeline = IngestPipeline(
             settings=settings, db=db, indexes=indexes, embedder=embedder, extractor=EntityExtractor()
         )
-        dispatcher = InlineDispatcher(pipeline.run)
+        dispatcher = InlineDispatcher(
+            pipeline.run, workers=settings.ingestion.inline_workers, tenant_of=lambda job_id: _job_tenant(db, job_id)
+        )
     ingest = IngestService(settings=settings, db=db, dispatcher=dispatcher, indexes=indexes)
     limiter = QuotaLimiter(
         requests_per_minute=settings.api.requests_per_minute,

@@ -34,6 +34,10 @@ class DatabaseSettings(BaseModel):
 class IngestionSettings(BaseModel):
     #: ``inline`` runs the pipeline in-process (embedded mode); ``celery`` dispatches to workers through the broker.
     executor: Literal["inline", "celery"] = "inline"
+    #: Embedded mode: jobs that run at once, fairly across tenants (round robin over per-tenant lanes; with more
+    #: than one, one worker is kept for a tenant that has nothing running, so one tenant's backlog never blocks
+    #: another tenant's upload).
+    inline_workers: int = Field(default=2, ge=1, le=16)
     broker_url: str = "redis://127.0.0.1:6379/0"
     #: Target chunk size and overlap, in tokens of the embedding model's tokenizer.
     chunk_target_tokens: int = Field(default=160, ge=16, le=2048)

@@ -54,6 +54,7 @@ class EntityExtractor:
         self.max_chars = max_chars
         self.noun_chunks = noun_chunks
         self._load_lock = threading.Lock()
+        self._run_lock = threading.Lock()  # one pipe at a time: spaCy does not promise thread safety
 
     @property
     def nlp(self) -> Any:
@@ -69,7 +70,9 @@ class EntityExtractor:
     def extract(self, texts: Sequence[str]) -> list[list[str]]:
         if not texts:
             return []
-        docs = self.nlp.pipe((t[: self.max_chars] for t in texts), batch_size=self.batch_size)
+        nlp = self.nlp
+        with self._run_lock:
+            docs = list(nlp.pipe((t[: self.max_chars] for t in texts), batch_size=self.batch_size))
         return [self._names(doc) for doc in docs]
 
     def _names(self, doc: Any) -> list[str]:

@@ -1,4 +1,4 @@
-"""Ingestion figures for operators (metrics)."""
+"""Ingestion as the API process sees it: figures for operators (metrics) and recovery after a restart."""
 
 from __future__ import annotations
 
@@ -18,3 +18,14 @@ def jobs_by_status(*, db: Database) -> dict[str, int] | None:
     except Exception:  # noqa: BLE001 - metrics must not fail because the DB is down
         log.debug("job counts unavailable", exc_info=True)
         return None
+
+
+def recover_after_restart(*, db: Database) -> int:
+    """Embedded mode, at start: jobs left unfinished by the previous process (queued in its memory, or running when
+    it stopped) go back to the outbox at once, so the first sweep runs them instead of waiting for their leases to
+    expire. Only for the in-process executor: Celery workers keep their own leases."""
+    with db.session() as s:
+        n = repo.release_unfinished_jobs(session=s)
+    if n:
+        log.info("re-queued %d ingestion jobs left unfinished by the previous run", n)
+    return n

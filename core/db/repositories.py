@@ -425,6 +425,11 @@ def create_job(*, session: Session, document: Document, trace_context: dict[str,
     return job
 
 
+def job_tenant(*, session: Session, job_id: str) -> str:
+    """The tenant a job belongs to (its ingestion lane); ``""`` for an unknown job."""
+    return session.scalar(select(IngestionJob.tenant_id).where(IngestionJob.id == job_id)) or ""
+
+
 def latest_job(*, session: Session, document_id: str) -> IngestionJob | None:
     return session.scalar(
         select(IngestionJob).where(IngestionJob.document_id == document_id).order_by(IngestionJob.created_at.desc())
@@ -448,6 +453,18 @@ def claim_job(*, session: Session, job_id: str, owner: str, lease_s: float, max_
     job.lease_expires_at = now + dt.timedelta(seconds=lease_s)
     session.flush()
     return job
+
+
+def release_unfinished_jobs(*, session: Session) -> int:
+    """Put every job that is not terminal back in the outbox, its lease dropped (embedded mode, at start: the
+    process that held those jobs, or their in-memory queue, is gone). Returns how many."""
+    jobs = list(session.scalars(select(IngestionJob).where(IngestionJob.status.notin_(["indexed", "failed"]))))
+    for job in jobs:
+        job.dispatched = False
+        job.lease_owner = None
+        job.lease_expires_at = None
+    session.flush()
+    return len(jobs)
 
 
 def list_stale_jobs(*, session: Session, limit: int = 100) -> list[IngestionJob]:
