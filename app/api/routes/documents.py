@@ -1,4 +1,4 @@
-"""Documents: upload (many files), list, status with per-stage progress, delete, reindex."""
+"""Documents: upload (many files), list, status with per-stage progress, delete, reindex, the original file."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ import json
 from typing import Any
 
 from fastapi import APIRouter, Depends, File, Form, Query, Request, UploadFile
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import FileResponse, JSONResponse, Response
 
 from app.api.auth import Principal, require
+from app.services import originals
 from core.db import repositories as repo
 from core.db.models import Document
 from core.errors import AppError, ErrorCode
@@ -181,3 +182,30 @@ def reindex(document_id: str, request: Request, principal: Principal = Depends(r
         tenant_id=principal.tenant_id, document_id=document_id, actor=principal.actor, acl_scope=principal.acl_scope
     )
     return JSONResponse({"id": doc.id, "status": doc.status, "version": doc.version}, status_code=202)
+
+
+#: Sent with every original: nothing in an uploaded file may run, frame us, or be kept by a cache.
+_ORIGINAL_SANDBOX = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
+
+
+@router.get(
+    "/{document_id}/original",
+    summary="The uploaded file, shown inline (HTML and other text formats as text/plain)",
+    response_class=FileResponse,
+    responses={200: {"content": {"application/pdf": {}, "text/plain": {}, "application/octet-stream": {}}}},
+)
+def get_original(document_id: str, request: Request, principal: Principal = Depends(require(Role.AGENT))) -> Response:
+    container = request.app.state.container
+    original = originals.open_original(
+        db=container.db, upload_dir=container.settings.upload_dir, tenant_id=principal.tenant_id,
+        document_id=document_id, acl_scope=principal.acl_scope,
+    )
+    headers = {
+        "Content-Disposition": original.content_disposition,
+        "X-Content-Type-Options": "nosniff",
+        "Cache-Control": "private, no-store",
+        "X-Document-Version": str(original.document_version),
+    }
+    if original.media_type != originals.PDF:
+        headers["Content-Security-Policy"] = _ORIGINAL_SANDBOX
+    return FileResponse(original.path, media_type=original.media_type, headers=headers)
