@@ -4,7 +4,7 @@ import { beforeEach, describe, expect, it, vi } from "vitest";
 import type { Chunk } from "../api/types";
 import { SourcePanel, enlargedPageWidth, PANEL_PAGE_WIDTH } from "../chat/SourcePanel";
 import { jsonResponse, mockFetch } from "../test/fetchMock";
-import { OriginalView, showsPdfPage } from "./OriginalView";
+import { fitWidth, OriginalView, showsPdfPage } from "./OriginalView";
 import { renderPdfPage } from "./pdf";
 
 // pdf.js needs a real canvas (the browser e2e test draws real pages); here the page renderer is a spy.
@@ -44,6 +44,14 @@ describe("showsPdfPage", () => {
     expect(showsPdfPage({ ...PDF_CHUNK, page_start: null })).toBe(false);
     expect(showsPdfPage(MD_CHUNK)).toBe(false);
     expect(showsPdfPage({ page_start: 2 })).toBe(false);
+  });
+});
+
+describe("fitWidth", () => {
+  it("keeps the page inside the space there is, border included", () => {
+    expect(fitWidth(320, 300)).toBe(298);
+    expect(fitWidth(320, 800)).toBe(320);
+    expect(fitWidth(320, 0)).toBe(320); // no layout (jsdom): as asked
   });
 });
 

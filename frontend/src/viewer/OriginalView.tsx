@@ -37,6 +37,11 @@ export function OriginalView({ chunk, width }: Props) {
   );
 }
 
+/** The page width: as asked, but no wider than the space there is (when the layout reports it; jsdom does not). */
+export function fitWidth(wanted: number, available: number): number {
+  return available > 0 ? Math.min(wanted, available - 2) : wanted;
+}
+
 function PdfPage({ chunk, width }: { chunk: Chunk; width: number }) {
   const hostRef = useRef<HTMLDivElement>(null);
   const [page, setPage] = useState<Omit<RenderedPage, "destroy"> | null>(null);
@@ -55,7 +60,7 @@ function PdfPage({ chunk, width }: { chunk: Chunk; width: number }) {
         pageNumber: chunk.page_start ?? 1,
         passage: chunk.text,
         container: hostRef.current,
-        width,
+        width: fitWidth(width, hostRef.current.clientWidth),
       });
       if (!live) rendered.destroy();
       else setPage(rendered);
@@ -103,7 +108,7 @@ function SectionText({ chunk }: { chunk: Chunk }) {
   }, [chunkId]);
 
   useEffect(() => {
-    markRef.current?.scrollIntoView?.({ block: "center" });
+    markRef.current?.scrollIntoView?.({ block: "nearest" });
   }, [section]);
 
   if (error) {

@@ -85,7 +85,7 @@ export async function renderPdfPage({ data, pageNumber, passage, container, widt
     const chosen = matchPassage(items, passage);
     for (const idx of chosen) spans[idx]?.classList.add("highlight", "cited");
     const first = [...chosen].sort((a, b) => a - b)[0];
-    if (first !== undefined) spans[first]?.scrollIntoView?.({ block: "center" });
+    if (first !== undefined) spans[first]?.scrollIntoView?.({ block: "nearest" });
     return {
       pageNumber: number,
       pageCount: doc.numPages,
