@@ -144,14 +144,15 @@ def section_of_chunk(
             .where(
                 Chunk.document_id == row.document_id,
                 Chunk.document_version == row.document_version,
-                Chunk.order >= row.order - SECTION_NEIGHBOURS,
-                Chunk.order <= row.order + SECTION_NEIGHBOURS,
+                Chunk.order >= row.order - SECTION_NEIGHBOURS - 1,  # one more each side: is the section longer?
+                Chunk.order <= row.order + SECTION_NEIGHBOURS + 1,
             )
             .order_by(Chunk.order)
         ))
         path = list(row.section_path or [])
-        texts, cited_at = _contiguous_section(nearby, row.order, path)
+        texts, cited_at, cut = _contiguous_section(nearby, row.order, path)
         text, start, end, truncated = join_passages(texts, cited_at)
+        truncated = truncated or cut
         return SectionView(
             chunk_id=row.id, document_id=doc.id, document_version=row.document_version, title=doc.title or doc.filename,
             doc_type=doc.doc_type, section_path=path, page_start=row.page_start, page_end=row.page_end,
@@ -159,19 +160,23 @@ def section_of_chunk(
         )
 
 
-def _contiguous_section(rows: list[Chunk], order: int, path: list[str]) -> tuple[list[str], int]:
-    """Texts of the unbroken run of ``rows`` around ``order`` whose section path is ``path``; index of the cited one."""
-    def joins(a: Chunk, b: Chunk) -> bool:  # b directly follows a in the same section
-        return list(b.section_path or []) == path and b.order == a.order + 1
+def _contiguous_section(rows: list[Chunk], order: int, path: list[str]) -> tuple[list[str], int, bool]:
+    """Texts of the unbroken run of ``rows`` around ``order`` whose section path is ``path`` (at most
+    ``SECTION_NEIGHBOURS`` on each side), the index of the cited one, and whether the run went on past that limit."""
+
+    def joins(a: Chunk, b: Chunk) -> bool:  # b directly follows a, both in the section
+        return list(a.section_path or []) == path == list(b.section_path or []) and b.order == a.order + 1
 
     at = next(i for i, r in enumerate(rows) if r.order == order)
     lo = at
-    while lo > 0 and joins(rows[lo - 1], rows[lo]) and list(rows[lo - 1].section_path or []) == path:
+    while lo > 0 and joins(rows[lo - 1], rows[lo]):
         lo -= 1
     hi = at
     while hi + 1 < len(rows) and joins(rows[hi], rows[hi + 1]):
         hi += 1
-    return [r.text for r in rows[lo: hi + 1]], at - lo
+    cut = at - lo > SECTION_NEIGHBOURS or hi - at > SECTION_NEIGHBOURS
+    lo, hi = max(lo, at - SECTION_NEIGHBOURS), min(hi, at + SECTION_NEIGHBOURS)
+    return [r.text for r in rows[lo: hi + 1]], at - lo, cut
 
 
 def _overlap(left: str, right: str) -> int:

@@ -185,6 +185,24 @@ def test_section_joins_neighbours_without_the_chunker_overlap_and_marks_the_pass
     assert_hidden(client.get("/api/v1/chunks/nosuchchunk/section", headers=h["admin"]))
 
 
+def test_a_long_section_is_cut_around_the_passage_and_says_so(api):
+    client, h, container = api
+    doc_id = upload(client, h["admin"], "long.md", b"# Long\n\nbody")
+    count = 2 * originals.SECTION_NEIGHBOURS + 9
+    ids = add_chunks(container, doc_id, [(f"Paragraph number {i} of the long section.", ("Long",), None)
+                                         for i in range(count)])
+    body = client.get(f"/api/v1/chunks/{ids[0]}/section", headers=h["admin"]).json()
+    assert body["truncated"] is True and body["highlight_start"] == 0
+    assert f"number {originals.SECTION_NEIGHBOURS} of" in body["text"]
+    assert f"number {originals.SECTION_NEIGHBOURS + 1} of" not in body["text"]
+    middle = client.get(f"/api/v1/chunks/{ids[count // 2]}/section", headers=h["admin"]).json()
+    cited = middle["text"][middle["highlight_start"]:middle["highlight_end"]]
+    assert cited == f"Paragraph number {count // 2} of the long section."
+    assert middle["truncated"] is True
+    last = client.get(f"/api/v1/chunks/{ids[-1]}/section", headers=h["admin"]).json()
+    assert last["text"].endswith(f"number {count - 1} of the long section.") and last["truncated"] is True
+
+
 def test_join_passages_keeps_the_cited_passage_whole_and_stays_within_the_limit():
     texts = ["a" * 50, "b" * 50, "the cited passage", "c" * 50, "d" * 50]
     text, start, end, truncated = originals.join_passages(texts, 2, max_chars=130)
