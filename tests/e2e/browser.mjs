@@ -6,7 +6,8 @@
 // Signs in (with EMAIL and PASSWORD when both are set, otherwise with API_KEY; the account needs the editor or admin
 // role), uploads a small Markdown file, waits until it is indexed, asks a question about it, opens a citation, gives
 // feedback; uploads a troubleshooting guide and asks a how-to question, whose answer must quote the section's five
-// steps as a numbered list under the section's title, and opens "Show whole section" (screenshot answer-steps.png); as an admin, checks the Admin page (users, audit log with the upload). Runs axe-core (WCAG 2.1 A/AA) on
+// steps as a numbered list under the section's title, and opens "Show whole section" (screenshot answer-steps.png); uploads a two-page PDF, asks about its second page and opens
+// the citation, which must draw page 2 with pdf.js and highlight the cited lines (screenshot cited-pdf-page.png); as an admin, checks the Admin page (users, audit log with the upload). Runs axe-core (WCAG 2.1 A/AA) on
 // the login, chat, portal and admin screens and fails on serious or critical findings; asks and opens a citation
 // with the keyboard alone. Then checks that chat and the
 // upload portal (and Admin) fit 1366x768 and 1024x768 without sideways scrolling. With OTHER_EMAIL and
@@ -82,6 +83,108 @@ Motion alerts can take up to a minute when the phone is in battery saver mode. A
 the background.
 `;
 const STEPS_QUESTION = "My Kestrel camera keeps going offline. What should I check?";
+
+// A two-page PDF whose second page holds the fact asked about: the citation must open page 2 with it highlighted.
+const PDF_FILENAME = `e2e-quillfeather-${RUN_ID}.pdf`;
+const PDF_FACT = [
+  "Frost protection switches the Quillfeather heating on whenever the room",
+  "falls below five degrees Celsius, even while the schedule is paused.",
+];
+const PDF_PAGES = [
+  [
+    { size: 18, text: "Unpacking the Quillfeather thermostat" },
+    { size: 11, text: "The box holds the Quillfeather thermostat, a wall plate, two screws and a" },
+    { size: 11, text: "quick start card. Keep the card: it carries the pairing code of the thermostat." },
+    { size: 11, text: "Charge the thermostat for one hour before you mount it on the wall plate." },
+  ],
+  [
+    { size: 18, text: "Frost protection" },
+    { size: 11, text: PDF_FACT[0] },
+    { size: 11, text: PDF_FACT[1] },
+    { size: 11, text: `Frost protection cannot be switched off in the app. (run ${RUN_ID})` },
+  ],
+];
+const PDF_QUESTION = "When does Quillfeather frost protection switch the heating on?";
+
+/** A minimal PDF (Helvetica, one text line per entry) built by hand, so the test needs no PDF library. */
+function makePdf(pages) {
+  const objects = [];
+  const add = (body) => objects.push(body);
+  add(""); // 1: catalog, filled in below
+  add(""); // 2: page tree
+  add("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"); // 3
+  const kids = [];
+  for (const lines of pages) {
+    let y = 740;
+    let stream = "";
+    for (const { size, text } of lines) {
+      stream += `BT /F1 ${size} Tf 1 0 0 1 56 ${y} Tm (${text.replace(/[\\()]/g, (c) => `\\${c}`)}) Tj ET\n`;
+      y -= Math.round(size * 1.7);
+    }
+    const content = add(`<< /Length ${Buffer.byteLength(stream, "latin1")} >>\nstream\n${stream}endstream`);
+    kids.push(add(`<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents ${content} 0 R >>`));
+  }
+  objects[0] = "<< /Type /Catalog /Pages 2 0 R >>";
+  objects[1] = `<< /Type /Pages /Kids [${kids.map((k) => `${k} 0 R`).join(" ")}] /Count ${kids.length} >>`;
+  let out = "%PDF-1.4\n";
+  const offsets = objects.map((body, i) => {
+    const at = Buffer.byteLength(out, "latin1");
+    out += `${i + 1} 0 obj\n${body}\nendobj\n`;
+    return at;
+  });
+  const xref = Buffer.byteLength(out, "latin1");
+  out += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, "0")} 00000 n \n`).join("")}`;
+  out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+  return Buffer.from(out, "latin1");
+}
+
+/** Uploads the PDF, asks about its second page and opens the citation: the panel draws page 2 with pdf.js and
+ * highlights the passage's text-layer spans; enlarged, it is screenshotted as cited-pdf-page.png. */
+async function citedPdfPage(page) {
+  step = "cited PDF page";
+  await page.getByRole("button", { name: "Documents", exact: true }).click();
+  await page.locator("#file-input").setInputFiles({ name: PDF_FILENAME, mimeType: "application/pdf", buffer: makePdf(PDF_PAGES) });
+  const item = page.getByRole("listitem", { name: PDF_FILENAME });
+  const status = item.locator(".upload-head .status");
+  await status.filter({ hasText: /^(indexed|failed)$/ }).waitFor({ timeout: INDEX_TIMEOUT_MS });
+  if ((await status.textContent())?.trim() !== "indexed") throw new Error(`${PDF_FILENAME} did not index: ${await item.textContent()}`);
+  await page.getByRole("button", { name: "Chat", exact: true }).click();
+  await page.getByRole("button", { name: "New conversation" }).click();
+  await page.getByLabel("Question").fill(PDF_QUESTION);
+  await page.getByLabel("Question").press("Enter");
+  const turn = page.locator("article.turn").first();
+  await page.locator('article.turn[aria-busy="false"]').first().waitFor({ timeout: ANSWER_TIMEOUT_MS });
+  const title = PDF_FILENAME.replace(/\.pdf$/, "");
+  const chip = turn.getByRole("button", { name: new RegExp(`^Citation \\d+: .*(${title}|Quillfeather)`, "i") }).first();
+  if ((await chip.count()) === 0) throw new Error(`the answer does not cite ${PDF_FILENAME}: ${await turn.textContent()}`);
+  await chip.click();
+  const panel = page.getByRole("complementary", { name: "Cited passage" });
+  const caption = panel.locator(".pdf-view figcaption");
+  await caption.waitFor({ timeout: 30_000 });
+  const said = (await caption.textContent()) ?? "";
+  if (!said.startsWith("Page 2 of 2")) throw new Error(`the citation did not open page 2: ${said}`);
+  const marked = panel.locator(".pdf-page .textLayer span.cited");
+  if ((await marked.count()) === 0) throw new Error(`no text-layer span of page 2 is highlighted (${said})`);
+  const highlighted = (await marked.allTextContents()).join(" ");
+  if (!/below five degrees/.test(highlighted)) throw new Error(`the highlight misses the cited fact: ${highlighted}`);
+  const painted = await panel.locator(".pdf-page canvas").evaluate((c) => {
+    const { data } = c.getContext("2d").getImageData(0, 0, c.width, c.height);
+    for (let i = 0; i < data.length; i += 4) if (data[i] < 128 && data[i + 3] > 0) return true; // a dark pixel: text
+    return false;
+  });
+  if (!painted) throw new Error("pdf.js drew nothing on the page canvas");
+  await shot(page, "cited-pdf-panel");
+  await panel.getByRole("button", { name: "Enlarge" }).click();
+  const dialog = page.getByRole("dialog", { name: "Cited passage in the original" });
+  await dialog.locator(".pdf-page .textLayer span.cited").first().waitFor({ timeout: 30_000 });
+  await dialog.locator(".pdf-view figcaption").waitFor();
+  await page.screenshot({ path: join(ARTIFACTS, "cited-pdf-page.png") });
+  log(`screenshot ${join(ARTIFACTS, "cited-pdf-page.png")}`);
+  await assertAccessible(page, "cited PDF page");
+  await page.keyboard.press("Escape");
+  await dialog.waitFor({ state: "detached", timeout: 5_000 });
+  log(`cited PDF page: ${said.trim()}; highlighted: ${highlighted.slice(0, 160)}`);
+}
 
 const consoleErrors = [];
 const accessibility = {};
@@ -200,8 +303,10 @@ async function run(page) {
   if ((await chip.count()) === 0) throw new Error("the answer has no citation chip");
   await chip.click();
   const panel = page.getByRole("complementary", { name: "Cited passage" });
-  await panel.locator("blockquote.passage").waitFor({ timeout: 15_000 });
-  const passage = (await panel.locator("blockquote.passage").textContent()) ?? "";
+  // the passage in its section (mark.cited), or the bare passage when the section cannot be shown
+  const cited = panel.locator("mark.cited, blockquote.passage").first();
+  await cited.waitFor({ timeout: 15_000 });
+  const passage = (await cited.textContent()) ?? "";
   if (!passage.trim()) throw new Error("the cited passage is empty");
   await shot(page, "04-citation");
   await assertAccessible(page, "chat with a cited passage");
@@ -257,7 +362,7 @@ async function run(page) {
     await tabTo(page, keyboardChip, "a citation chip", 120);
     await page.keyboard.press("Enter");
     const cited = page.getByRole("complementary", { name: "Cited passage" });
-    await cited.locator("blockquote.passage").waitFor({ timeout: 15_000 });
+    await cited.locator("mark.cited, blockquote.passage").first().waitFor({ timeout: 15_000 });
     await page.keyboard.press("Escape");
     await cited.waitFor({ state: "detached", timeout: 5_000 });
     const back = await keyboardChip.evaluate((el) => el === document.activeElement);
@@ -306,6 +411,8 @@ async function run(page) {
   await assertAccessible(page, "chat with an excerpt answer");
   log(`numbered steps: ${items.length} steps quoted under "${caption.trim()}"; the whole section shown`);
 
+  await citedPdfPage(page);
+
   for (const viewport of VIEWPORTS) {
     step = `layout at ${viewport.width}x${viewport.height}`;
     await page.setViewportSize(viewport);
@@ -317,7 +424,7 @@ async function run(page) {
     const cite = reopened.getByRole("button", { name: /^Citation \d+/ }).first();
     if (await cite.count()) {
       await cite.click();
-      await page.getByRole("complementary", { name: "Cited passage" }).locator("blockquote.passage").waitFor({ timeout: 15_000 });
+      await page.getByRole("complementary", { name: "Cited passage" }).locator("mark.cited, blockquote.passage").first().waitFor({ timeout: 15_000 });
     }
     await shot(page, `chat-${viewport.width}`);
     await page.getByRole("button", { name: "Documents", exact: true }).click();

@@ -1,5 +1,6 @@
 """The web app in headless Chromium (Playwright core) against the real server: log in with e-mail and password,
-upload, watch it reach indexed, ask, open a citation, give feedback, see the audit log, pass axe-core's WCAG 2.1 A/AA
+upload, watch it reach indexed, ask, open a citation, give feedback, open a cited PDF page (drawn by pdf.js, the passage
+highlighted), see the audit log, pass axe-core's WCAG 2.1 A/AA
 rules on every screen and work by keyboard alone; then a user of a second tenant, who must not see the first
 tenant's document. Screenshots land in tests/e2e/artifacts/."""
 
@@ -46,3 +47,4 @@ def test_browser_flow(server):
     )
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     assert (HERE / "artifacts").is_dir() and any((HERE / "artifacts").glob("*.png"))
+    assert (HERE / "artifacts" / "cited-pdf-page.png").stat().st_size > 0

@@ -13,27 +13,9 @@ from core.db.models import Document, IngestionJob, as_utc
 from core.db.session import Database
 from core.errors import AppError, ErrorCode
 from ingestion.service import IngestService, sanitize_filename
+from tests.fakes import FakeDispatcher, FakeIndexes
 
 pytestmark = pytest.mark.unit
-
-
-class FakeDispatcher:
-    def __init__(self) -> None:
-        self.sent: list[str] = []
-        self.down = False
-
-    def dispatch(self, job_id: str) -> None:
-        if self.down:
-            raise ConnectionError("broker unreachable")
-        self.sent.append(job_id)
-
-
-class FakeIndexes:
-    def __init__(self) -> None:
-        self.deleted: list[str] = []
-
-    def delete(self, document_id: str) -> None:
-        self.deleted.append(document_id)
 
 
 @pytest.fixture

@@ -1,15 +1,15 @@
-"""Documents: upload (many files), list, status with per-stage progress, delete, reindex."""
+"""Documents: upload (many files), list, status with per-stage progress, delete, reindex, the original file."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter, Depends, File, Form, Query, UploadFile
-from fastapi.responses import Response
+from fastapi.responses import FileResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from app.api.auth import Principal, require
 from app.api.deps import get_container
 from app.container import Container
-from app.services import documents
+from app.services import documents, originals
 from app.services.documents import DocumentDetail, DocumentPage, ReindexQueued, UploadResult
 from core.errors import AppError, ErrorCode
 from core.types import Role, clean_labels
@@ -109,3 +109,33 @@ def reindex(
     container: Container = Depends(get_container),
 ) -> ReindexQueued:
     return documents.reindex(ingest=container.ingest, principal=principal, document_id=document_id)
+
+
+#: Sent with every original: nothing in an uploaded file may run, frame us, or be kept by a cache.
+_ORIGINAL_SANDBOX = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
+
+
+@router.get(
+    "/{document_id}/original",
+    summary="The uploaded file, shown inline (HTML and other text formats as text/plain)",
+    response_class=FileResponse,
+    responses={200: {"content": {"application/pdf": {}, "text/plain": {}, "application/octet-stream": {}}}},
+)
+def get_original(
+    document_id: str,
+    principal: Principal = Depends(require(Role.AGENT)),
+    container: Container = Depends(get_container),
+) -> Response:
+    original = originals.open_original(
+        db=container.db, upload_dir=container.settings.upload_dir, tenant_id=principal.tenant_id,
+        document_id=document_id, acl_scope=principal.acl_scope,
+    )
+    headers = {
+        "Content-Disposition": original.content_disposition,
+        "X-Content-Type-Options": "nosniff",
+        "Cache-Control": "private, no-store",
+        "X-Document-Version": str(original.document_version),
+    }
+    if original.media_type != originals.PDF:
+        headers["Content-Security-Policy"] = _ORIGINAL_SANDBOX
+    return FileResponse(original.path, media_type=original.media_type, headers=headers)

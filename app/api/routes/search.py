@@ -1,12 +1,15 @@
-"""GET /api/v1/search (ranked chunks with per-retriever scores) and GET /api/v1/chunks/{id} (a cited passage)."""
+"""GET /api/v1/search (ranked chunks with per-retriever scores), GET /api/v1/chunks/{id} (a cited passage) and
+GET /api/v1/chunks/{id}/section (the section around it, to show a citation in context)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from fastapi import APIRouter, Depends, Query, Request
+from pydantic import BaseModel, Field
 
 from app.api.auth import Principal, require
+from app.services import originals
 from core.errors import AppError, ErrorCode
 from core.types import ChunkRecord, Role
 
@@ -63,3 +66,33 @@ def get_chunk(chunk_id: str, request: Request, principal: Principal = Depends(re
     if chunk is None or not principal.search_filter().admits(chunk):
         raise AppError(ErrorCode.NOT_FOUND, "passage not found")
     return chunk_json(chunk)
+
+
+class SectionOut(BaseModel):
+    """The stored text of the section a passage belongs to; ``text[highlight_start:highlight_end]`` is the passage."""
+
+    chunk_id: str
+    document_id: str
+    document_version: int
+    title: str
+    doc_type: str
+    section_path: list[str]
+    page_start: int | None
+    page_end: int | None
+    text: str
+    highlight_start: int = Field(ge=0)
+    highlight_end: int = Field(ge=0)
+    truncated: bool = Field(description="neighbouring passages of the section were left off to keep the answer short")
+
+
+@router.get(
+    "/chunks/{chunk_id}/section", response_model=SectionOut, summary="The section around a passage, passage marked"
+)
+def get_chunk_section(
+    chunk_id: str, request: Request, principal: Principal = Depends(require(Role.AGENT))
+) -> SectionOut:
+    view = originals.section_of_chunk(
+        db=request.app.state.container.db, tenant_id=principal.tenant_id, chunk_id=chunk_id,
+        acl_scope=principal.acl_scope,
+    )
+    return SectionOut.model_validate(view, from_attributes=True)

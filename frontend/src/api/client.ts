@@ -6,6 +6,7 @@ import type {
   AskEvent,
   AuditPage,
   Chunk,
+  ChunkSection,
   Conversation,
   ConversationSummary,
   CreatedKey,
@@ -236,6 +237,22 @@ export async function ask(params: AskParams, onEvent: (event: AskEvent) => void,
 // --- chat helpers -------------------------------------------------------------------------------------------------
 
 export const getChunk = (chunkId: string) => json<Chunk>("GET", `/chunks/${encodeURIComponent(chunkId)}`);
+
+/** The section a passage belongs to, with the passage's offsets in it. */
+export const getChunkSection = (chunkId: string) =>
+  json<ChunkSection>("GET", `/chunks/${encodeURIComponent(chunkId)}/section`);
+
+/** Where the stored original of a document is served (inline; HTML and other text formats as plain text). */
+export const originalUrl = (documentId: string) =>
+  `${API_BASE}/documents/${encodeURIComponent(documentId)}/original`;
+
+/** The bytes of a document's original (to render a PDF page in the browser). */
+export async function getOriginal(documentId: string): Promise<ArrayBuffer> {
+  const res = await send("GET", `/documents/${encodeURIComponent(documentId)}/original`, undefined, {
+    headers: { Accept: "*/*" },
+  });
+  return res.arrayBuffer();
+}
 
 export const sendFeedback = (messageId: string, rating: "up" | "down", comment?: string) =>
   json<unknown>("POST", "/feedback", { message_id: messageId, rating, ...(comment ? { comment } : {}) });

@@ -107,6 +107,24 @@ export interface Chunk {
   page_start: number | null;
   page_end: number | null;
   text: string;
+  /** "pdf", "html", "markdown", "docx", ... (empty while the document is being parsed). */
+  doc_type?: string;
+}
+
+/** GET /chunks/{id}/section: the section's stored text; text.slice(highlight_start, highlight_end) is the passage. */
+export interface ChunkSection {
+  chunk_id: string;
+  document_id: string;
+  document_version: number;
+  title: string;
+  doc_type: string;
+  section_path: string[];
+  page_start: number | null;
+  page_end: number | null;
+  text: string;
+  highlight_start: number;
+  highlight_end: number;
+  truncated: boolean;
 }
 
 export interface ConversationSummary {

@@ -52,6 +52,11 @@ const CHUNK = {
 const baseRoutes = {
   "GET /api/v1/conversations": () => jsonResponse({ conversations: [] }),
   "GET /api/v1/chunks/chunk-1": () => jsonResponse(CHUNK),
+  "GET /api/v1/chunks/chunk-1/section": () =>
+    jsonResponse({
+      ...CHUNK, document_version: 1, doc_type: "markdown", truncated: false,
+      text: `Before you start. ${CHUNK.text} Then wait.`, highlight_start: 18, highlight_end: 18 + CHUNK.text.length,
+    }),
 };
 
 async function ask(user: ReturnType<typeof userEvent.setup>, text: string) {
@@ -90,7 +95,7 @@ describe("ChatPage", () => {
 
     await user.click(chips[0]);
     const panel = await screen.findByRole("complementary", { name: "Cited passage" });
-    expect(await within(panel).findByText(CHUNK.text)).toBeInTheDocument();
+    expect(await within(panel).findByText(CHUNK.text, { selector: "mark" })).toBeInTheDocument();
     expect(within(panel).getByText("Setup › Reset")).toBeInTheDocument();
     expect(within(panel).getByText("p. 3")).toBeInTheDocument();
     expect(within(panel).getByRole("heading", { name: "Router Manual" })).toHaveFocus();
