@@ -24,6 +24,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
+from sqlalchemy.exc import DataError
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
@@ -80,12 +81,17 @@ async def _run(coro: Any) -> CallToolResult:
         return _result(await coro)
     except AppError as exc:
         return _result(exc.to_dict(), is_error=True)
+    except DataError:  # a value the database refuses (a NUL character on PostgreSQL): the caller's, as in REST
+        refused = AppError(ErrorCode.VALIDATION, "the request contains a value the database refuses")
+        return _result(refused.to_dict(), is_error=True)
     except Exception:  # noqa: BLE001 - the caller sees a coded error, the log keeps the traceback
         log.exception("MCP tool failed")
         return _result(AppError(ErrorCode.INTERNAL, "internal error").to_dict(), is_error=True)
 
 
 def build_mcp_server() -> MCPServer:
+    # The SDK logs every stateless request's end at INFO ("Terminating session: None"); the access log has them.
+    logging.getLogger("mcp.server.streamable_http").setLevel(logging.WARNING)
     server: MCPServer = MCPServer(
         name="kbqa",
         version="0.1.0",
