@@ -93,9 +93,10 @@ def server(tmp_path_factory) -> Iterator[Server]:
 
 
 def _upload(server: Server, path: Path, *, acl_groups: str) -> None:
-    """Upload one file through the REST API (the running server ingests it in process); wait until it is indexed."""
+    """Upload one file through the REST API (the running server ingests it in process); wait until it is indexed.
+    An admin uploads: a document limited to groups is invisible to an editor outside them."""
     http = httpx.Client(
-        base_url=server.url, headers={"Authorization": f"Bearer {server.key(role='editor')}"}, timeout=60
+        base_url=server.url, headers={"Authorization": f"Bearer {server.key(role='admin')}"}, timeout=60
     )
     r = http.post(
         "/api/v1/documents", files=[("files", (path.name, path.read_bytes()))], data={"acl_groups": acl_groups}
