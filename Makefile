@@ -42,7 +42,8 @@ run: install frontend ## start kbqa on http://127.0.0.1:8000 with the demo knowl
 	@echo "  log in as $(DEMO_ADMIN) with password: $$($(PY) -m app.cli users create --email $(DEMO_ADMIN) --name 'Demo admin' --role admin --reset-existing --quiet)"
 	@echo "  API key (admin, for tools): $$($(PY) -m app.cli keys create --name demo --role admin --quiet)"
 	@echo "  try: curl -N -H \"Authorization: Bearer <key>\" -H 'Content-Type: application/json' \\"
-	@echo "         -d '{\"question\":\"How long is the warranty on the Kestrel Hub?\"}' http://127.0.0.1:8000/api/v1/ask"; echo
+	@echo "         -d '{\"question\":\"How long is the warranty on the Kestrel Hub?\"}' http://127.0.0.1:8000/api/v1/ask"
+	@echo "  MCP tools (streamable HTTP, same key as a Bearer token): http://127.0.0.1:8000/mcp"; echo
 	@$(PY) -m app.cli serve
 
 test: install-test services ## run every test (unit, integration, e2e); starts PostgreSQL and Redis itself

@@ -11,7 +11,9 @@ from pathlib import Path
 
 from fastapi import FastAPI, Request, Response
 from fastapi.staticfiles import StaticFiles
+from starlette.routing import Route
 
+from app.api import mcp
 from app.api.bodylimit import BodyLimitMiddleware, route_limits
 from app.api.errors import error_response, install_error_handlers
 from app.api.routes import admin, ask, conversations, documents, health, openai_compat, search, session, users
@@ -80,6 +82,7 @@ def create_app(
     if container is not None:
         container.settings.ensure_secret_key()
     configure_logging(settings.log_level)
+    mcp_server = mcp.build_mcp_server()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -91,7 +94,8 @@ def create_app(
         if sweeper:
             c.start_sweeper()
         log.info("kbqa ready", extra={"versions": c.versions})
-        yield
+        async with mcp.running(mcp_server):  # the MCP endpoint's session manager runs as long as the app
+            yield
         if own:
             c.close()
         else:
@@ -148,6 +152,8 @@ def create_app(
 
     for module in (health, session, ask, search, documents, conversations, admin, users, openai_compat):
         app.include_router(module.router)
+    # MCP tools over streamable HTTP (search, ask, passages), authenticated by API key like the REST API.
+    app.router.routes.append(Route(mcp.MCP_PATH, endpoint=mcp.McpEndpoint(mcp_server), name="mcp"))
     if FRONTEND_DIST.is_dir():
         app.mount("/", StaticFiles(directory=FRONTEND_DIST, html=True), name="frontend")
     return app

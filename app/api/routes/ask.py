@@ -13,6 +13,7 @@ from app.api.auth import Principal, require
 from app.api.deps import get_container
 from app.api.sse import sse_response
 from app.container import Container
+from app.services.asking import MAX_QUESTION_CHARS, MAX_TOP_K
 from core.types import Role
 
 router = APIRouter(prefix="/api/v1", tags=["answers"])
@@ -25,9 +26,9 @@ class AskFilters(BaseModel):
 
 
 class AskRequest(BaseModel):
-    question: str = Field(min_length=1, max_length=4000)
+    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
     conversation_id: str | None = Field(default=None, max_length=64)
-    top_k: int | None = Field(default=None, ge=1, le=50)
+    top_k: int | None = Field(default=None, ge=1, le=MAX_TOP_K)
     filters: AskFilters | None = None
 
 
