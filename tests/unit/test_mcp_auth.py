@@ -10,10 +10,10 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from app.api.quotas import QuotaLimiter
 from fastapi.testclient import TestClient
 
 from app.main import create_app
+from app.services.quotas import QuotaLimiter
 from core.db import repositories as repo
 from core.types import ChunkRecord, Role
 from tests.unit.test_api_auth_sse import fake_container
