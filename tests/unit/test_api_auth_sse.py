@@ -29,6 +29,9 @@ PUBLIC = {
     ("GET", "/metrics"),
     ("POST", "/api/v1/auth/session"),
     ("DELETE", "/api/v1/auth/session"),
+    ("GET", "/api/v1/auth/methods"),
+    ("GET", "/api/v1/auth/oidc/login"),
+    ("GET", "/api/v1/auth/oidc/callback"),
 }
 
 
