@@ -160,7 +160,7 @@ class OidcSettings(BaseModel):
     scopes: list[str] = ["openid", "email", "profile", "groups"]
     #: The ID-token claim holding the user's groups (a list of strings, or one string).
     groups_claim: str = "groups"
-    #: Group -> role (``admin``, ``editor``, ``agent``); the highest mapped role wins. Unmapped users get ``default_role``.
+    #: Group -> role (``admin``, ``editor``, ``agent``); the highest mapped role wins; unmapped: ``default_role``.
     role_mapping: dict[str, Literal["admin", "editor", "agent"]] = {}
     default_role: Literal["admin", "editor", "agent"] = "agent"
     #: Group -> ACL groups given to the user (replacing those stored) at each SSO login.

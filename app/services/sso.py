@@ -172,17 +172,21 @@ def _exchange_code(provider: OidcProvider, code: str, verifier: str) -> dict[str
         "redirect_uri": settings.redirect_url,
         "code_verifier": verifier,
     }
-    auth: tuple[str, str] | None = None
+    auth: httpx.Auth | None = None
     methods = config.get("token_endpoint_auth_methods_supported") or ["client_secret_basic"]
     if settings.client_secret and "client_secret_basic" in methods:
-        auth = (settings.client_id, settings.client_secret)
+        auth = httpx.BasicAuth(settings.client_id, settings.client_secret)
     else:
         form["client_id"] = settings.client_id
         if settings.client_secret:
             form["client_secret"] = settings.client_secret
     try:
         with provider.client() as c:
-            r = c.post(config["token_endpoint"], data=form, auth=auth, headers={"Accept": "application/json"})
+            headers = {"Accept": "application/json"}
+            if auth is not None:
+                r = c.post(config["token_endpoint"], data=form, auth=auth, headers=headers)
+            else:
+                r = c.post(config["token_endpoint"], data=form, headers=headers)
     except httpx.HTTPError as exc:
         raise AppError(ErrorCode.DEPENDENCY_UNAVAILABLE, f"the single-sign-on provider is unreachable: {exc}") from exc
     try:
@@ -300,8 +304,13 @@ def provision_user(*, settings: OidcSettings, db: Database, tenant_id: str, clai
             raise AppError(ErrorCode.FORBIDDEN, "this account is linked to another single-sign-on identity")
         actor = Actor(kind="user", id=user.id, name=user.name or user.email)
         if user.disabled_at is not None:
-            repo.audit(session=s, tenant_id=tenant_id, actor=actor, action="session.login_failed",
-                       detail={"reason": "disabled", "via": "sso"})
+            repo.audit(
+                session=s,
+                tenant_id=tenant_id,
+                actor=actor,
+                action="session.login_failed",
+                detail={"reason": "disabled", "via": "sso"},
+            )
             failure = AppError(ErrorCode.FORBIDDEN, "this account is disabled: ask an administrator")
         else:
             failure = None
@@ -345,4 +354,3 @@ def finish_login(
     tokens = _exchange_code(provider, code, login.code_verifier)
     claims = verify_id_token(provider, tokens["id_token"], nonce=login.nonce)
     return provision_user(settings=settings, db=db, tenant_id=tenant_id, claims=claims)
-

@@ -104,11 +104,19 @@ def site(tmp_path_factory) -> Iterator[Site]:  # noqa: ANN001
         container = fake_container(settings)
         with container.db.session() as s:
             repo.create_user(
-                session=s, tenant_id="acme", email="ana@acme.example", name="Ana", role=Role.EDITOR,
+                session=s,
+                tenant_id="acme",
+                email="ana@acme.example",
+                name="Ana",
+                role=Role.EDITOR,
                 password="a long local password",
             )
             repo.create_user(
-                session=s, tenant_id="globex", email="bo@globex.example", name="Bo", role=Role.ADMIN,
+                session=s,
+                tenant_id="globex",
+                email="bo@globex.example",
+                name="Bo",
+                role=Role.ADMIN,
                 password="another long local password",
             )
         with _Served(create_app(settings, container=container, sweeper=False), port):
@@ -242,9 +250,19 @@ def test_id_token_for_another_client_is_refused(site):
     """A genuine Dex-signed ID token whose audience is another client does not pass kbqa's check."""
     nonce, state = secrets.token_urlsafe(16), secrets.token_urlsafe(16)
     config = httpx.get(f"{site.dex.issuer}/.well-known/openid-configuration").json()
-    authorize = config["authorization_endpoint"] + "?" + urlencode(
-        {"response_type": "code", "client_id": "other", "redirect_uri": site.other_redirect,
-         "scope": "openid email", "state": state, "nonce": nonce}
+    authorize = (
+        config["authorization_endpoint"]
+        + "?"
+        + urlencode(
+            {
+                "response_type": "code",
+                "client_id": "other",
+                "redirect_uri": site.other_redirect,
+                "scope": "openid email",
+                "state": state,
+                "nonce": nonce,
+            }
+        )
     )
     with browser() as b:
         back = dex_login(b, authorize, "ana@acme.example", site.other_redirect)

@@ -105,15 +105,33 @@ class World:
             # Indexed, so it can be indexed again (a document still being indexed answers 409 to reindex).
             s.execute(update(IngestionJob).where(IngestionJob.document_id == doc.id).values(status="indexed"))
             chunk_id = f"chunk{n:027d}"
-            s.add(Chunk(id=chunk_id, tenant_id="acme", document_id=doc.id, document_version=doc.version, order=0,
-                        text=f"text {n}", section_path=[], element_types=[], token_count=2))
+            s.add(
+                Chunk(
+                    id=chunk_id,
+                    tenant_id="acme",
+                    document_id=doc.id,
+                    document_version=doc.version,
+                    order=0,
+                    text=f"text {n}",
+                    section_path=[],
+                    element_types=[],
+                    token_count=2,
+                )
+            )
             conv = repo.create_conversation(session=s, tenant_id="acme", actor_id=self.ids["agent"], title="t")
             msg = repo.add_message(session=s, conversation_id=conv.id, role="assistant", content="an answer")
             key, _ = repo.create_api_key(session=s, tenant_id="acme", name=f"k{n}", role=Role.AGENT)
-            user = repo.create_user(session=s, tenant_id="acme", email=f"u{n}@acme.example", name="u",
-                                    role=Role.AGENT, password=PASSWORD)
-            return {"document_id": doc.id, "chunk_id": chunk_id, "conversation_id": conv.id, "message_id": msg.id,
-                    "key_id": key.id, "user_id": user.id}
+            user = repo.create_user(
+                session=s, tenant_id="acme", email=f"u{n}@acme.example", name="u", role=Role.AGENT, password=PASSWORD
+            )
+            return {
+                "document_id": doc.id,
+                "chunk_id": chunk_id,
+                "conversation_id": conv.id,
+                "message_id": msg.id,
+                "key_id": key.id,
+                "user_id": user.id,
+            }
 
     def call(self, method: str, path: str, caller: str, groups: list[str] | None = None) -> int:
         objs = self.fresh(groups)
@@ -157,8 +175,13 @@ def world(tmp_path_factory):
         _env_file=None,  # type: ignore[call-arg]
         data_dir=tmp_path_factory.mktemp("matrix") / "data",
         api={"requests_per_minute": 0, "tokens_per_minute": 0, "login_attempts_per_minute": 0},
-        oidc={"issuer": "https://idp.example", "client_id": "kbqa", "client_secret": "s",
-              "redirect_url": "https://kb.example/api/v1/auth/oidc/callback", "tenant": "acme"},
+        oidc={
+            "issuer": "https://idp.example",
+            "client_id": "kbqa",
+            "client_secret": "s",
+            "redirect_url": "https://kb.example/api/v1/auth/oidc/callback",
+            "tenant": "acme",
+        },
     )
     container = fake_container(settings)
     container.chunk_store = DbChunkStore(container.db)

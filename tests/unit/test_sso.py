@@ -38,8 +38,13 @@ def idp() -> FakeOidcIssuer:
 
 @pytest.fixture
 def setup(make_settings, idp):
-    settings = make_settings(oidc={**OIDC, "role_mapping": {"kb-admins": "admin", "kb-editors": "editor"},
-                                   "acl_mapping": {"hr-team": ["hr"], "kb-admins": ["hr", "finance"]}})
+    settings = make_settings(
+        oidc={
+            **OIDC,
+            "role_mapping": {"kb-admins": "admin", "kb-editors": "editor"},
+            "acl_mapping": {"hr-team": ["hr"], "kb-admins": ["hr", "finance"]},
+        }
+    )
     container = fake_container(settings)
     provider = sso.OidcProvider(settings.oidc, transport=idp.transport)
     yield settings, container.db, provider
@@ -130,8 +135,12 @@ def test_settings_refuse_a_half_configured_provider(make_settings):
     with pytest.raises(ValidationError, match="openid"):
         OidcSettings(**OIDC, scopes=["email"])
     with pytest.raises(ValidationError, match="https"):
-        make_settings(environment="production", secret_key="x" * 40, database={"url": "postgresql://h/db"},
-                      oidc={**OIDC, "issuer": "http://idp.example"})
+        make_settings(
+            environment="production",
+            secret_key="x" * 40,
+            database={"url": "postgresql://h/db"},
+            oidc={**OIDC, "issuer": "http://idp.example"},
+        )
     assert not OidcSettings().enabled
 
 
@@ -144,8 +153,9 @@ def _claims(idp: FakeOidcIssuer, **kw) -> dict:
 
 def test_first_login_creates_the_user_in_the_configured_tenant_with_mapped_role_and_groups(setup, idp):
     settings, db, _ = setup
-    user = sso.provision_user(settings=settings.oidc, db=db, tenant_id="acme",
-                              claims=_claims(idp, groups=["kb-editors", "hr-team"]))
+    user = sso.provision_user(
+        settings=settings.oidc, db=db, tenant_id="acme", claims=_claims(idp, groups=["kb-editors", "hr-team"])
+    )
     assert (user.tenant_id, user.role, user.acl_groups) == ("acme", "editor", ["hr"])
     assert user.oidc_subject == "https://idp.example user-1"
     again = sso.provision_user(settings=settings.oidc, db=db, tenant_id="acme", claims=_claims(idp, groups=[]))
@@ -155,10 +165,22 @@ def test_first_login_creates_the_user_in_the_configured_tenant_with_mapped_role_
 def test_existing_account_is_linked_by_verified_email_only_in_its_tenant(setup, idp):
     settings, db, _ = setup
     with db.session() as s:
-        other = repo.create_user(session=s, tenant_id="globex", email="ana@acme.example", name="A", role=Role.ADMIN,
-                                 password="a long local password")
-        mine = repo.create_user(session=s, tenant_id="acme", email="Ana@Acme.example", name="A", role=Role.AGENT,
-                                password="a long local password")
+        other = repo.create_user(
+            session=s,
+            tenant_id="globex",
+            email="ana@acme.example",
+            name="A",
+            role=Role.ADMIN,
+            password="a long local password",
+        )
+        mine = repo.create_user(
+            session=s,
+            tenant_id="acme",
+            email="Ana@Acme.example",
+            name="A",
+            role=Role.AGENT,
+            password="a long local password",
+        )
     user = sso.provision_user(settings=settings.oidc, db=db, tenant_id="acme", claims=_claims(idp))
     assert user.id == mine.id and user.id != other.id
 
@@ -231,8 +253,15 @@ def test_a_refused_code_is_401(setup, idp):
     settings, db, provider = setup
     started, _ = _started(setup)
     with pytest.raises(AppError) as err:
-        sso.finish_login(settings=settings.oidc, db=db, provider=provider, tenant_id="acme", code="bad",
-                         state=started.state, browser_state=started.state)
+        sso.finish_login(
+            settings=settings.oidc,
+            db=db,
+            provider=provider,
+            tenant_id="acme",
+            code="bad",
+            state=started.state,
+            browser_state=started.state,
+        )
     assert err.value.http_status == 401 and err.value.details["provider_error"] == "invalid_grant"
 
 
@@ -253,8 +282,14 @@ def test_password_login_can_be_turned_off(make_settings):
     settings = make_settings(oidc={**OIDC, "password_login": False}, api={"requests_per_minute": 0})
     container = fake_container(settings)
     with container.db.session() as s:
-        repo.create_user(session=s, tenant_id="acme", email="ana@acme.example", name="A", role=Role.AGENT,
-                         password="a long local password")
+        repo.create_user(
+            session=s,
+            tenant_id="acme",
+            email="ana@acme.example",
+            name="A",
+            role=Role.AGENT,
+            password="a long local password",
+        )
         _, key = repo.create_api_key(session=s, tenant_id="acme", name="k", role=Role.AGENT)
     with TestClient(create_app(settings, container=container, sweeper=False)) as client:
         methods = client.get("/api/v1/auth/methods").json()
@@ -282,5 +317,3 @@ def test_routes_redirect_to_the_provider_and_back_with_a_session(make_settings, 
         me = client.get("/api/v1/auth/me")
         assert me.status_code == 200 and me.json()["tenant"] == "acme" and me.json()["role"] == "agent"
     container.db.dispose()
-
-

@@ -94,7 +94,9 @@ def oidc_callback(
         error=error,
     )
     cookie = open_session(container.db, Principal.from_user(user))
-    resp = RedirectResponse(provider.settings.post_login_redirect, status_code=303, headers={"Cache-Control": "no-store"})
+    resp = RedirectResponse(
+        provider.settings.post_login_redirect, status_code=303, headers={"Cache-Control": "no-store"}
+    )
     put_session_cookie(resp, container.settings, cookie)
     resp.delete_cookie(STATE_COOKIE, path=STATE_COOKIE_PATH)
     return resp
