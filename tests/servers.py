@@ -163,12 +163,18 @@ class DexServer:
 
 @contextmanager
 def run_dex(
-    binary: Path, *, clients: list[dict], users: list[dict], timeout_s: float = 30.0
+    binary: Path,
+    *,
+    clients: list[dict],
+    users: list[dict] | None = None,
+    connectors: list[dict] | None = None,
+    timeout_s: float = 30.0,
 ) -> Iterator[DexServer]:
     """A throw-away Dex on a free loopback port: in-memory storage, the static password connector with ``users``
     (``email``, ``username``, ``userID``; password :data:`DEX_PASSWORD`), the static ``clients`` (``id``, ``secret``,
     ``redirectURIs``, optional ``trustedPeers``), no approval screen, the login page from the templates kept beside the
-    binary. Stopped (SIGTERM, then SIGKILL) on exit."""
+    binary. ``connectors`` adds Dex connectors (e.g. ``mockCallback``, which signs in a fixed user with a group); with
+    no ``users`` the password connector is off. Stopped (SIGTERM, then SIGKILL) on exit."""
     import json
 
     work = Path(tempfile.mkdtemp(prefix="kbqa-dex-"))
@@ -183,8 +189,9 @@ def run_dex(
         # Dex reads its login page templates at run time: the build script keeps them beside the binary.
         "frontend": {"dir": str(dex_web_dir(binary))},
         "staticClients": [{"name": c["id"], **c} for c in clients],
-        "enablePasswordDB": True,
-        "staticPasswords": [{"hash": DEX_PASSWORD_HASH, **u} for u in users],
+        "enablePasswordDB": bool(users),
+        "staticPasswords": [{"hash": DEX_PASSWORD_HASH, **u} for u in users or []],
+        "connectors": connectors or [],
     }
     # JSON is YAML: Dex reads it as its config file.
     (work / "config.yaml").write_text(json.dumps(config, indent=2))

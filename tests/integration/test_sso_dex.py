@@ -1,8 +1,11 @@
 """Single sign-on end to end against a real OpenID Connect provider: Dex (built from source by
-``scripts/build-go-servers.sh``) on a free loopback port, and kbqa served by uvicorn on another. A client that keeps
+``scripts/build-go-servers.sh``) on a free loopback port, and kbqa (its real container, embedded mode) served by
+uvicorn on another. A client that keeps
 cookies plays the browser: it starts at kbqa's ``/api/v1/auth/oidc/login``, fills Dex's login form with the static
 user's password, lands on kbqa's callback, gets the session cookie and calls ``/api/v1/auth/me``. The negative cases
-(state, replayed code, nonce, audience, another tenant's user, a disabled account) run the same flow."""
+(state, replayed code, nonce, audience, another tenant's user, a disabled account) run the same flow. A second Dex
+with its ``mockCallback`` connector (a fixed user in group ``authors``) shows the group mapping: role and ACL groups
+that hide a document of another group."""
 
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ import uvicorn
 from sqlalchemy import update
 
 from app.api.auth import SESSION_COOKIE
+from app.cli import migrate_database
 from app.main import create_app
 from app.services import sso
 from core.db import repositories as repo
@@ -29,7 +33,6 @@ from core.errors import AppError
 from core.types import Role
 from tests.conftest import service_missing
 from tests.servers import DEX_PASSWORD, DexServer, dex_binary, free_port, run_dex
-from tests.unit.test_api_auth_sse import fake_container
 
 pytestmark = pytest.mark.integration
 
@@ -60,7 +63,7 @@ class _Served:
 
     def __enter__(self) -> _Served:
         self.thread.start()
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 180  # start-up loads the embedding model
         while not self.server.started:
             if time.monotonic() > deadline or not self.thread.is_alive():
                 raise RuntimeError("kbqa did not start")
@@ -97,31 +100,30 @@ def site(tmp_path_factory) -> Iterator[Site]:  # noqa: ANN001
                 "client_secret": KBQA_SECRET,
                 "redirect_url": f"{url}/api/v1/auth/oidc/callback",
                 "tenant": "acme",
-                # Dex's password connector has no groups claim; asking for the scope would be refused.
-                "scopes": ["openid", "email", "profile"],
             },
         )
-        container = fake_container(settings)
-        with container.db.session() as s:
-            repo.create_user(
-                session=s,
-                tenant_id="acme",
-                email="ana@acme.example",
-                name="Ana",
-                role=Role.EDITOR,
-                password="a long local password",
-            )
-            repo.create_user(
-                session=s,
-                tenant_id="globex",
-                email="bo@globex.example",
-                name="Bo",
-                role=Role.ADMIN,
-                password="another long local password",
-            )
-        with _Served(create_app(settings, container=container, sweeper=False), port):
+        migrate_database(settings)  # as `kbqa serve` does
+        app = create_app(settings, sweeper=False)  # the real container, built at start-up
+        with _Served(app, port):
+            container = app.state.container
+            with container.db.session() as s:
+                repo.create_user(
+                    session=s,
+                    tenant_id="acme",
+                    email="ana@acme.example",
+                    name="Ana",
+                    role=Role.EDITOR,
+                    password="a long local password",
+                )
+                repo.create_user(
+                    session=s,
+                    tenant_id="globex",
+                    email="bo@globex.example",
+                    name="Bo",
+                    role=Role.ADMIN,
+                    password="another long local password",
+                )
             yield Site(url, container, dex, other_redirect)
-        container.db.dispose()  # type: ignore[attr-defined]
 
 
 def _follow(browser: httpx.Client, response: httpx.Response, stop_prefix: str) -> tuple[httpx.Response, str | None]:
@@ -312,3 +314,66 @@ def test_disabled_account_cannot_sign_in_through_sso(site):
     finally:
         with site.container.db.session() as s:  # type: ignore[attr-defined]
             s.execute(update(User).where(User.email == "ana@acme.example").values(disabled_at=None))
+
+
+# --- groups: Dex's mockCallback connector signs in a fixed user who is in group "authors" ------------------------
+
+
+@pytest.fixture(scope="module")
+def group_site(tmp_path_factory) -> Iterator[tuple[str, object, dict[str, str]]]:  # noqa: ANN001
+    from core.settings import Settings
+
+    binary = dex_binary()
+    if not binary.is_file():
+        service_missing(f"no Dex server: {binary} not built (run `bash scripts/build-go-servers.sh`)")
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    clients = [{"id": "kbqa", "secret": KBQA_SECRET, "redirectURIs": [f"{url}/api/v1/auth/oidc/callback"]}]
+    connectors = [{"type": "mockCallback", "id": "mock", "name": "Mock"}]
+    with run_dex(binary, clients=clients, connectors=connectors) as dex:
+        settings = Settings(
+            _env_file=None,  # type: ignore[call-arg]
+            data_dir=tmp_path_factory.mktemp("sso-groups") / "data",
+            api={"requests_per_minute": 0, "tokens_per_minute": 0, "login_attempts_per_minute": 0},
+            oidc={
+                "issuer": dex.issuer,
+                "client_id": "kbqa",
+                "client_secret": KBQA_SECRET,
+                "redirect_url": f"{url}/api/v1/auth/oidc/callback",
+                "tenant": "acme",
+                "role_mapping": {"authors": "editor"},
+                "acl_mapping": {"authors": ["hr"]},
+            },
+        )
+        migrate_database(settings)  # as `kbqa serve` does
+        app = create_app(settings, sweeper=False)  # the real container: ingestion runs in-process
+        with _Served(app, port):
+            container = app.state.container
+            docs = {
+                name: container.ingest.submit(
+                    tenant_id="acme", filename=f"{name}.md", data=f"# {name}\n\ntext".encode(), acl_groups=groups
+                ).document.id
+                for name, groups in [("hr-handbook", ["hr"]), ("finance-plan", ["finance"]), ("public-faq", None)]
+            }
+            yield url, container, docs
+
+
+def test_provider_groups_map_to_role_and_acl_groups_that_restrict_documents(group_site):
+    url, container, docs = group_site
+    with browser() as b:
+        r = b.get(f"{url}/api/v1/auth/oidc/login")
+        assert r.status_code == 303
+        _, callback = _follow(b, b.get(r.headers["location"]), f"{url}/api/v1/auth/oidc/callback")
+        assert callback is not None
+        assert b.get(callback).status_code == 303
+        me = b.get(f"{url}/api/v1/auth/me").json()
+        assert me["tenant"] == "acme" and me["role"] == "editor"  # "authors" -> editor
+        listed = {d["id"] for d in b.get(f"{url}/api/v1/documents").json()["documents"]}
+        assert docs["hr-handbook"] in listed and docs["public-faq"] in listed
+        assert docs["finance-plan"] not in listed
+        assert b.get(f"{url}/api/v1/documents/{docs['hr-handbook']}").status_code == 200
+        hidden = b.get(f"{url}/api/v1/documents/{docs['finance-plan']}")
+        assert hidden.status_code == 404 and hidden.json()["error"]["code"] == "not_found"
+    with container.db.session() as s:  # type: ignore[attr-defined]
+        user = repo.get_user_by_email(session=s, email="kilgore@kilgore.trout", tenant_id="acme")
+        assert user is not None and user.acl_groups == ["hr"] and user.role == "editor"
