@@ -316,4 +316,6 @@ def test_routes_redirect_to_the_provider_and_back_with_a_session(make_settings, 
         assert back.status_code == 303 and back.headers["location"] == "/"
         me = client.get("/api/v1/auth/me")
         assert me.status_code == 200 and me.json()["tenant"] == "acme" and me.json()["role"] == "agent"
+        huge = client.get("/api/v1/auth/oidc/callback", params={"code": "c", "state": "s" * 600})
+        assert huge.status_code == 422 and huge.json()["error"]["code"] == "validation_error"
     container.db.dispose()

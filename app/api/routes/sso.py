@@ -4,7 +4,7 @@ The logic is in ``app.services.sso``; these routes only carry the state cookie a
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import RedirectResponse
 from pydantic import BaseModel
 
@@ -79,7 +79,10 @@ def oidc_login(request: Request) -> RedirectResponse:
     summary="The provider's redirect back: checks state, code and ID token, opens a session, redirects to the app",
 )
 def oidc_callback(
-    request: Request, code: str | None = None, state: str | None = None, error: str | None = None
+    request: Request,
+    code: str | None = Query(default=None, max_length=4096),
+    state: str | None = Query(default=None, max_length=512),
+    error: str | None = Query(default=None, max_length=512),
 ) -> RedirectResponse:
     provider = _provider(request)
     container = request.app.state.container
