@@ -148,6 +148,54 @@ class ApiSettings(BaseModel):
         return value
 
 
+class OidcSettings(BaseModel):
+    """Single sign-on with an OpenID Connect provider (authorization-code flow with PKCE). Off while ``issuer`` is
+    empty. ``KBQA_OIDC__ISSUER``, ``KBQA_OIDC__CLIENT_ID``, ... (maps as JSON: ``KBQA_OIDC__ROLE_MAPPING='{"kb-admins":
+    "admin"}'``)."""
+
+    #: The provider's issuer URL (its ``/.well-known/openid-configuration`` is read from there). Empty: SSO off.
+    issuer: str = ""
+    client_id: str = ""
+    client_secret: str = ""
+    #: kbqa's callback as registered at the provider, e.g. ``https://kb.example.com/api/v1/auth/oidc/callback``.
+    redirect_url: str = ""
+    #: The tenant SSO users belong to; empty means ``default_tenant``. Accounts are matched by verified e-mail there.
+    tenant: str = ""
+    scopes: list[str] = ["openid", "email", "profile", "groups"]
+    #: The ID-token claim holding the user's groups (a list of strings, or one string).
+    groups_claim: str = "groups"
+    #: Group -> role (``admin``, ``editor``, ``agent``); the highest mapped role wins; unmapped: ``default_role``.
+    role_mapping: dict[str, Literal["admin", "editor", "agent"]] = {}
+    default_role: Literal["admin", "editor", "agent"] = "agent"
+    #: Group -> ACL groups given to the user (replacing those stored) at each SSO login.
+    acl_mapping: dict[str, list[str]] = {}
+    #: Create an account on first SSO login (in ``tenant``); off: only existing accounts can sign in through SSO.
+    create_users: bool = True
+    #: Turn e-mail + password login off (API keys still work), e.g. when every person signs in through SSO.
+    password_login: bool = True
+    #: Where the browser goes after a successful SSO login.
+    post_login_redirect: str = "/"
+    timeout_s: float = Field(default=10.0, gt=0)
+    #: Leeway for the ID token's ``exp``/``iat``/``nbf`` checks.
+    clock_skew_s: int = Field(default=60, ge=0, le=600)
+    #: Seconds a started login may take at the provider before its state expires.
+    login_ttl_s: int = Field(default=600, ge=30, le=3600)
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.issuer)
+
+    @model_validator(mode="after")
+    def _complete(self) -> OidcSettings:
+        if self.issuer:
+            missing = [n for n in ("client_id", "redirect_url") if not getattr(self, n)]
+            if missing:
+                raise ValueError(f"KBQA_OIDC__ISSUER is set but {', '.join(missing)} is not (KBQA_OIDC__...)")
+            if "openid" not in self.scopes:
+                raise ValueError("oidc.scopes must include 'openid'")
+        return self
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="KBQA_", env_nested_delimiter="__", env_file=".env", extra="ignore")
 
@@ -170,6 +218,7 @@ class Settings(BaseSettings):
     retrieval: RetrievalSettings = RetrievalSettings()
     generation: GenerationSettings = GenerationSettings()
     api: ApiSettings = ApiSettings()
+    oidc: OidcSettings = OidcSettings()
 
     @model_validator(mode="after")
     def _refuse_unsafe(self) -> Settings:
@@ -180,6 +229,8 @@ class Settings(BaseSettings):
                 raise ValueError(
                     "KBQA_SECRET_KEY must be set to a random value of at least 32 characters outside local mode"
                 )
+            if self.oidc.issuer and not self.oidc.issuer.startswith("https://"):
+                raise ValueError("KBQA_OIDC__ISSUER must be an https:// URL outside local mode")
             if not self.database.url:
                 raise ValueError("KBQA_DATABASE__URL must be set outside local mode (embedded SQLite is local only)")
         if self.ingestion.chunk_overlap_tokens >= self.ingestion.chunk_target_tokens:

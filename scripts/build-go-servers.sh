@@ -2,10 +2,18 @@
 # Servers the tests need that ship as Go source: builds them through the Go module proxy, pinned to the versions
 # deploy/compose.yaml runs, and caches the binaries so a rerun is instant.
 #
-#   bash scripts/build-go-servers.sh          # build what is missing, print the binary paths
-#   bash scripts/build-go-servers.sh --path   # only print where the binaries are (or would be)
+#   bash scripts/build-go-servers.sh              # build what is missing, print the binary paths
+#   bash scripts/build-go-servers.sh --path       # only print where the Weaviate binary is (or would be)
+#   bash scripts/build-go-servers.sh --path dex   # only print where the Dex binary is (or would be)
 #
-# Binaries: ${XDG_CACHE_HOME:-$HOME/.cache}/kbqa/bin/weaviate-<version>. Needs Go >= 1.24 (GOPROXY as configured).
+# Binaries: ${XDG_CACHE_HOME:-$HOME/.cache}/kbqa/bin/weaviate-<version> and dex-<version> (with dex-<version>-web/, the
+# login page templates Dex reads at run time). Needs Go >= 1.26 (GOPROXY as configured).
+#
+# Dex (the OpenID Connect provider the single-sign-on tests sign in through): the module proxy serves no Dex release
+# after v2.13.0 (later tags are not valid versions of the module path github.com/dexidp/dex, which never became /v2),
+# and v2.13.0 predates Go modules (it pinned its dependencies with glide). scripts/dex/go.mod and go.sum pin a set of
+# dependency versions that builds with today's Go (grpc 1.26 for etcd's client), and scripts/dex/current-deps.patch
+# adapts two calls to the newer cockroach-go and Prometheus client APIs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN_DIR=${XDG_CACHE_HOME:-$HOME/.cache}/kbqa/bin
@@ -14,9 +22,15 @@ WEAVIATE_VERSION=$(sed -nE 's#^\s*image:\s*cr\.weaviate\.io/semitechnologies/wea
 WEAVIATE_VERSION=${WEAVIATE_VERSION:?deploy/compose.yaml names no weaviate image version}
 WEAVIATE_BIN=$BIN_DIR/weaviate-$WEAVIATE_VERSION
 
+DEX_VERSION=v2.13.0
+DEX_BIN=$BIN_DIR/dex-$DEX_VERSION
+
 log() { echo "build-go-servers: $*" >&2; }
 
-if [ "${1:-}" = "--path" ]; then echo "$WEAVIATE_BIN"; exit 0; fi
+if [ "${1:-}" = "--path" ]; then
+  if [ "${2:-}" = "dex" ]; then echo "$DEX_BIN"; else echo "$WEAVIATE_BIN"; fi
+  exit 0
+fi
 
 build_weaviate() {
   if [ -x "$WEAVIATE_BIN" ]; then echo "$WEAVIATE_BIN"; return; fi
@@ -42,4 +56,30 @@ build_weaviate() {
   echo "$WEAVIATE_BIN"
 }
 
+build_dex() {
+  if [ -x "$DEX_BIN" ] && [ -d "$DEX_BIN-web/templates" ]; then echo "$DEX_BIN"; return; fi
+  if ! command -v go >/dev/null 2>&1; then
+    log "dex $DEX_VERSION is not built and Go is not installed: install Go >= 1.26"
+    return 1
+  fi
+  mkdir -p "$BIN_DIR"
+  local work start src
+  work=$(mktemp -d)
+  trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' RETURN
+  start=$(date +%s)
+  log "building dex $DEX_VERSION from source (first run only; a few minutes)"
+  src=$(go mod download -json "github.com/dexidp/dex@$DEX_VERSION+incompatible" \
+    | python3 -c 'import json, sys; print(json.load(sys.stdin)["Dir"])')
+  cp -r "$src" "$work/src"
+  chmod -R u+w "$work/src"
+  cp scripts/dex/go.mod scripts/dex/go.sum "$work/src/"
+  patch -s -p1 -d "$work/src" < scripts/dex/current-deps.patch
+  (cd "$work/src" && CGO_ENABLED=1 go build -trimpath -ldflags "-s -w" -o "$work/dex" ./cmd/dex)
+  rm -rf "$DEX_BIN-web" && cp -r "$work/src/web" "$DEX_BIN-web"
+  mv "$work/dex" "$DEX_BIN.tmp" && mv "$DEX_BIN.tmp" "$DEX_BIN"
+  log "dex $DEX_VERSION built in $(( $(date +%s) - start )) s: $DEX_BIN"
+  echo "$DEX_BIN"
+}
+
 build_weaviate
+build_dex

@@ -129,3 +129,84 @@ def stop_process(proc: subprocess.Popen, timeout_s: float = 20.0) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+# -- Dex (OpenID Connect provider) ------------------------------------------------------------------------------------
+#: bcrypt of "password": the hash of Dex's own example configuration (no bcrypt library needed to make one).
+DEX_PASSWORD = "password"
+DEX_PASSWORD_HASH = "$2a$10$2b2cU8CPhOTaGrs1HRQuAueS7JTT5ZHsHSzYiFPm1leZck7Mc8T4W"
+
+
+def dex_binary() -> Path:
+    """Where ``scripts/build-go-servers.sh`` keeps the Dex server (``KBQA_TEST_DEX_BIN`` overrides). The file may not
+    exist: ``make services`` builds it."""
+    if os.environ.get("KBQA_TEST_DEX_BIN"):
+        return Path(os.environ["KBQA_TEST_DEX_BIN"])
+    out = subprocess.run(
+        ["bash", str(REPO / "scripts" / "build-go-servers.sh"), "--path", "dex"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return Path(out.stdout.strip())
+
+
+def dex_web_dir(binary: Path) -> Path:
+    return binary.with_name(binary.name + "-web")
+
+
+@dataclass(frozen=True, slots=True)
+class DexServer:
+    issuer: str
+    proc: subprocess.Popen
+
+
+@contextmanager
+def run_dex(
+    binary: Path,
+    *,
+    clients: list[dict],
+    users: list[dict] | None = None,
+    connectors: list[dict] | None = None,
+    timeout_s: float = 30.0,
+) -> Iterator[DexServer]:
+    """A throw-away Dex on a free loopback port: in-memory storage, the static password connector with ``users``
+    (``email``, ``username``, ``userID``; password :data:`DEX_PASSWORD`), the static ``clients`` (``id``, ``secret``,
+    ``redirectURIs``, optional ``trustedPeers``), no approval screen, the login page from the templates kept beside the
+    binary. ``connectors`` adds Dex connectors (e.g. ``mockCallback``, which signs in a fixed user with a group); with
+    no ``users`` the password connector is off. Stopped (SIGTERM, then SIGKILL) on exit."""
+    import json
+
+    work = Path(tempfile.mkdtemp(prefix="kbqa-dex-"))
+    port = free_port()
+    issuer = f"http://127.0.0.1:{port}/dex"
+    config = {
+        "issuer": issuer,
+        "storage": {"type": "memory"},
+        "web": {"http": f"127.0.0.1:{port}"},
+        "logger": {"level": "debug"},
+        "oauth2": {"skipApprovalScreen": True},
+        # Dex reads its login page templates at run time: the build script keeps them beside the binary.
+        "frontend": {"dir": str(dex_web_dir(binary))},
+        "staticClients": [{"name": c["id"], **c} for c in clients],
+        "enablePasswordDB": bool(users),
+        "staticPasswords": [{"hash": DEX_PASSWORD_HASH, **u} for u in users or []],
+        "connectors": connectors or [],
+    }
+    # JSON is YAML: Dex reads it as its config file.
+    (work / "config.yaml").write_text(json.dumps(config, indent=2))
+    log = work / "dex.log"
+    with log.open("ab") as out:
+        proc = subprocess.Popen(
+            [str(binary), "serve", str(work / "config.yaml")],
+            cwd=work,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        wait_ready(issuer, proc, log, timeout_s, path="/.well-known/openid-configuration")
+        yield DexServer(issuer, proc)
+    finally:
+        stop_process(proc)
+        shutil.rmtree(work, ignore_errors=True)

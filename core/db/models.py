@@ -87,6 +87,9 @@ class User(Base):
     last_login_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
     disabled_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
     password_changed_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    #: ``<issuer> <sub>`` of the single-sign-on identity linked to this account (first SSO login links it by verified
+    #: e-mail; another identity with the same e-mail is refused afterwards). ``None``: never signed in through SSO.
+    oidc_subject: Mapped[str | None] = mapped_column(String(512), index=True)
 
 
 class LoginSession(Base):
@@ -104,6 +107,19 @@ class LoginSession(Base):
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     last_seen_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     revoked_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class OidcLogin(Base):
+    """A single-sign-on login in progress: made when the browser is sent to the provider, deleted when it comes back
+    (used once). ``id`` is the sha256 of the ``state`` parameter; the PKCE verifier and the nonce never leave the
+    server."""
+
+    __tablename__ = "oidc_logins"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    nonce: Mapped[str] = mapped_column(String(128))
+    code_verifier: Mapped[str] = mapped_column(String(128))
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
 
 
 class Document(Base):

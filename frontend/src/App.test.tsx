@@ -12,11 +12,13 @@ describe("App", () => {
       "POST /api/v1/auth/session": () =>
         jsonResponse({ csrf_token: "c", role: "editor", tenant: "acme", kind: "key", name: "ed", key_name: "ed" }),
       "GET /api/v1/conversations": () => jsonResponse({ conversations: [] }),
+      "GET /api/v1/auth/methods": () => jsonResponse({ password: true, sso: false, sso_login_url: null }),
     });
     const user = userEvent.setup();
     render(<App />);
     expect(await screen.findByLabelText("Email")).toBeInTheDocument();
-    expect(calls).toHaveLength(0);
+    // Only the public list of login methods: no /auth/me probe (it would answer 401) before anyone signed in.
+    expect(calls.map((c) => `${c.method} ${new URL(c.url, "http://x").pathname}`)).toEqual(["GET /api/v1/auth/methods"]);
     await user.click(screen.getByRole("button", { name: "Sign in with an API key" }));
     await user.type(screen.getByLabelText("API key"), "kbqa_secret{Enter}");
     expect(await screen.findByRole("button", { name: "Documents" })).toBeInTheDocument();

@@ -23,6 +23,7 @@ from app.api.proxies import client_address
 from app.services import accounts
 from core.errors import AppError, ErrorCode
 from core.passwords import MAX_LENGTH, password_problem
+from core.settings import Settings
 from core.types import Role
 
 router = APIRouter(prefix="/api/v1/auth", tags=["session"])
@@ -57,15 +58,10 @@ def session_body(principal: Principal, csrf: str) -> dict[str, Any]:
     }
 
 
-def session_response(request: Request, principal: Principal) -> JSONResponse:
-    """The session body with a fresh httpOnly, SameSite=Strict session cookie (Secure outside local mode)."""
-    container = get_container(request)
-    settings = container.settings
-    cookie = open_session(container.db, principal)
-    resp = JSONResponse(
-        session_body(principal, csrf_token(settings.secret_key, cookie)), headers={"Cache-Control": "no-store"}
-    )
-    resp.set_cookie(
+def put_session_cookie(response: Response, settings: Settings, cookie: str) -> None:
+    """The httpOnly, SameSite=Strict session cookie (Secure outside local mode). Password, API-key and single-sign-on
+    logins all open their server-side session with ``open_session`` and hand it to the browser this way."""
+    response.set_cookie(
         SESSION_COOKIE,
         cookie,
         max_age=SESSION_TTL_S,
@@ -74,6 +70,17 @@ def session_response(request: Request, principal: Principal) -> JSONResponse:
         secure=settings.environment != "local",
         path="/",
     )
+
+
+def session_response(request: Request, principal: Principal) -> JSONResponse:
+    """The session body with a fresh session cookie."""
+    container = get_container(request)
+    settings = container.settings
+    cookie = open_session(container.db, principal)
+    resp = JSONResponse(
+        session_body(principal, csrf_token(settings.secret_key, cookie)), headers={"Cache-Control": "no-store"}
+    )
+    put_session_cookie(resp, settings, cookie)
     return resp
 
 
@@ -83,6 +90,8 @@ def login(body: SessionCreate, request: Request) -> JSONResponse:
     limiter = getattr(container, "limiter", None)
     if limiter is not None:
         limiter.check_login(client_address(request, container.settings.api.trusted_proxies))
+    if not body.api_key and not container.settings.oidc.password_login:
+        raise AppError(ErrorCode.FORBIDDEN, "password login is turned off here: sign in with single sign-on")
     if body.api_key:
         principal = accounts.key_login(db=container.db, secret=body.api_key)
     else:

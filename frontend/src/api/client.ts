@@ -142,7 +142,9 @@ function hasHint(): boolean {
   }
 }
 
-async function openSession(credentials: { api_key: string } | { email: string; password: string }): Promise<Session> {
+async function openSession(
+  credentials: { api_key: string } | { email: string; password: string; tenant?: string },
+): Promise<Session> {
   const session = await json<Session>("POST", "/auth/session", credentials);
   setCsrfToken(session.csrf_token);
   setHint(true);
@@ -152,8 +154,31 @@ async function openSession(credentials: { api_key: string } | { email: string; p
 /** Signs in with an API key (tools, service accounts). */
 export const login = (apiKey: string) => openSession({ api_key: apiKey });
 
-/** Signs in as a user with email and password. */
-export const loginWithPassword = (email: string, password: string) => openSession({ email, password });
+/** Signs in as a user with email and password; `tenant` picks the account when the address has one in several. */
+export const loginWithPassword = (email: string, password: string, tenant?: string) =>
+  openSession(tenant ? { email, password, tenant } : { email, password });
+
+/** The login methods the server offers (`sso_login_url` when single sign-on is configured). */
+export interface LoginMethods {
+  password: boolean;
+  sso: boolean;
+  sso_login_url: string | null;
+}
+
+/** What /auth/methods says; an older server without it offers password login only. */
+export async function loginMethods(): Promise<LoginMethods> {
+  try {
+    return await json<LoginMethods>("GET", "/auth/methods");
+  } catch {
+    return { password: true, sso: false, sso_login_url: null };
+  }
+}
+
+/** Leaves for the single-sign-on provider; the server sends the browser back with a session cookie. */
+export function startSso(loginUrl: string, go: (url: string) => void = (url) => window.location.assign(url)): void {
+  setHint(true); // so the page the provider returns to asks /auth/me for the new session
+  go(loginUrl);
+}
 
 /** Changes the signed-in user's password (users only, not API keys). */
 export async function changePassword(currentPassword: string, newPassword: string): Promise<void> {

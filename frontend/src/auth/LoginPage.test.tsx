@@ -23,8 +23,9 @@ describe("LoginPage", () => {
     await user.type(screen.getByLabelText("Email"), " ann@example.com ");
     await user.type(screen.getByLabelText("Password"), "correct horse{Enter}");
     expect(onLogin).toHaveBeenCalledWith(SESSION);
-    expect(calls).toHaveLength(1);
-    expect(JSON.parse(calls[0].init.body as string)).toEqual({ email: "ann@example.com", password: "correct horse" });
+    const sessions = calls.filter((c) => c.url.endsWith("/auth/session"));
+    expect(sessions).toHaveLength(1);
+    expect(JSON.parse(sessions[0].init.body as string)).toEqual({ email: "ann@example.com", password: "correct horse" });
   });
 
   it("shows the server's message when the credentials are refused, and clears the password", async () => {
@@ -52,9 +53,61 @@ describe("LoginPage", () => {
     expect(screen.queryByLabelText("Email")).toBeNull();
     expect(screen.getByLabelText("API key")).toHaveFocus();
     await user.type(screen.getByLabelText("API key"), "kbqa_secret{Enter}");
-    expect(JSON.parse(calls[0].init.body as string)).toEqual({ api_key: "kbqa_secret" });
+    const session = calls.find((c) => c.url.endsWith("/auth/session"));
+    expect(JSON.parse(session?.init.body as string)).toEqual({ api_key: "kbqa_secret" });
     expect(onLogin).toHaveBeenCalledTimes(1);
     await user.click(screen.getByRole("button", { name: "Sign in with email and password" }));
     expect(screen.getByLabelText("Email")).toBeInTheDocument();
+  });
+
+  it("sends the tenant when one is given", async () => {
+    const { calls } = mockFetch({ "POST /api/v1/auth/session": () => jsonResponse(SESSION) });
+    const user = userEvent.setup();
+    render(<LoginPage onLogin={vi.fn()} />);
+    await user.type(screen.getByLabelText("Email"), "ann@example.com");
+    await user.type(screen.getByLabelText("Password"), "correct horse");
+    await user.type(screen.getByLabelText("Tenant (optional)"), " acme {Enter}");
+    const login = calls.find((c) => c.url.endsWith("/auth/session"));
+    expect(JSON.parse(login?.init.body as string)).toEqual({
+      email: "ann@example.com",
+      password: "correct horse",
+      tenant: "acme",
+    });
+  });
+
+  it("offers no SSO button when the server has no single sign-on", async () => {
+    const { calls } = mockFetch({
+      "GET /api/v1/auth/methods": () => jsonResponse({ password: true, sso: false, sso_login_url: null }),
+    });
+    render(<LoginPage onLogin={vi.fn()} />);
+    await vi.waitFor(() => expect(calls.some((c) => c.url.endsWith("/auth/methods"))).toBe(true));
+    expect(screen.queryByRole("button", { name: "Sign in with SSO" })).toBeNull();
+    expect(screen.getByLabelText("Email")).toBeInTheDocument();
+  });
+
+  it("signs in with SSO when the server offers it: leaves for the provider and remembers to look for the session", async () => {
+    mockFetch({
+      "GET /api/v1/auth/methods": () =>
+        jsonResponse({ password: true, sso: true, sso_login_url: "/api/v1/auth/oidc/login" }),
+    });
+    const navigate = vi.fn();
+    const user = userEvent.setup();
+    render(<LoginPage onLogin={vi.fn()} navigate={navigate} />);
+    await user.click(await screen.findByRole("button", { name: "Sign in with SSO" }));
+    expect(navigate).toHaveBeenCalledWith("/api/v1/auth/oidc/login");
+    expect(localStorage.getItem("kbqa.signedIn")).not.toBeNull();
+    expect(screen.getByLabelText("Email")).toBeInTheDocument(); // passwords still work alongside
+  });
+
+  it("hides email and password when the server turned password login off", async () => {
+    mockFetch({
+      "GET /api/v1/auth/methods": () =>
+        jsonResponse({ password: false, sso: true, sso_login_url: "/api/v1/auth/oidc/login" }),
+    });
+    render(<LoginPage onLogin={vi.fn()} />);
+    expect(await screen.findByRole("button", { name: "Sign in with SSO" })).toBeInTheDocument();
+    expect(screen.queryByLabelText("Email")).toBeNull();
+    expect(screen.getByLabelText("API key")).toBeInTheDocument();
+    expect(screen.queryByRole("button", { name: "Sign in with email and password" })).toBeNull();
   });
 });

@@ -1,22 +1,46 @@
 import { useEffect, useRef, useState } from "react";
-import { login, loginWithPassword } from "../api/client";
+import { type LoginMethods, login, loginMethods, loginWithPassword, startSso } from "../api/client";
 import type { Session } from "../api/types";
 import { ErrorAlert } from "../ui/ErrorAlert";
 import { useAction } from "../ui/useAction";
 
 type Mode = "password" | "key";
 
+const DEFAULT_METHODS: LoginMethods = { password: true, sso: false, sso_login_url: null };
+
 /**
- * Sign in with email and password (people), or with an API key (tools, service accounts). Either opens a browser
- * session: an httpOnly cookie plus a CSRF token.
+ * Sign in with email and password (people), with single sign-on when the server has a provider configured, or with
+ * an API key (tools, service accounts). Each opens a browser session: an httpOnly cookie plus a CSRF token. The
+ * optional tenant picks the account when one email and password open accounts in several tenants.
  */
-export function LoginPage({ onLogin }: { onLogin: (s: Session) => void }) {
+export function LoginPage({
+  onLogin,
+  navigate,
+}: {
+  onLogin: (s: Session) => void;
+  /** Where single sign-on sends the browser (tests pass a spy; the app leaves the page). */
+  navigate?: (url: string) => void;
+}) {
+  const [methods, setMethods] = useState<LoginMethods>(DEFAULT_METHODS);
   const [mode, setMode] = useState<Mode>("password");
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
+  const [tenant, setTenant] = useState("");
   const [key, setKey] = useState("");
   const { run, busy, error, setError } = useAction();
   const firstField = useRef<HTMLInputElement>(null);
+
+  useEffect(() => {
+    let live = true;
+    loginMethods().then((m) => {
+      if (!live) return;
+      setMethods(m);
+      if (!m.password) setMode("key");
+    });
+    return () => {
+      live = false;
+    };
+  }, []);
 
   useEffect(() => firstField.current?.focus(), [mode]);
 
@@ -26,7 +50,11 @@ export function LoginPage({ onLogin }: { onLogin: (s: Session) => void }) {
     e.preventDefault();
     if (!ready || busy) return;
     const ok = await run(async () =>
-      onLogin(mode === "password" ? await loginWithPassword(email.trim(), password) : await login(key.trim())),
+      onLogin(
+        mode === "password"
+          ? await loginWithPassword(email.trim(), password, tenant.trim() || undefined)
+          : await login(key.trim()),
+      ),
     );
     if (!ok && mode === "password") setPassword("");
   }
@@ -39,6 +67,15 @@ export function LoginPage({ onLogin }: { onLogin: (s: Session) => void }) {
   return (
     <main className="login">
       <h1>kbqa</h1>
+      {methods.sso && methods.sso_login_url && (
+        <button
+          type="button"
+          className="primary sso"
+          onClick={() => startSso(methods.sso_login_url as string, navigate)}
+        >
+          Sign in with SSO
+        </button>
+      )}
       <form onSubmit={submit}>
         {mode === "password" ? (
           <>
@@ -59,6 +96,15 @@ export function LoginPage({ onLogin }: { onLogin: (s: Session) => void }) {
               value={password}
               onChange={(e) => setPassword(e.target.value)}
             />
+            <label htmlFor="login-tenant">Tenant (optional)</label>
+            <input
+              id="login-tenant"
+              type="text"
+              autoComplete="organization"
+              placeholder="only if your email is used in several tenants"
+              value={tenant}
+              onChange={(e) => setTenant(e.target.value)}
+            />
           </>
         ) : (
           <>
@@ -73,14 +119,20 @@ export function LoginPage({ onLogin }: { onLogin: (s: Session) => void }) {
             />
           </>
         )}
-        <button type="submit" className="primary" disabled={busy || !ready}>
+        <button type="submit" className={methods.sso ? undefined : "primary"} disabled={busy || !ready}>
           Sign in
         </button>
         <ErrorAlert message={error} />
       </form>
-      <button type="button" className="link switch-mode" onClick={() => switchTo(mode === "password" ? "key" : "password")}>
-        {mode === "password" ? "Sign in with an API key" : "Sign in with email and password"}
-      </button>
+      {methods.password && (
+        <button
+          type="button"
+          className="link switch-mode"
+          onClick={() => switchTo(mode === "password" ? "key" : "password")}
+        >
+          {mode === "password" ? "Sign in with an API key" : "Sign in with email and password"}
+        </button>
+      )}
     </main>
   );
 }
