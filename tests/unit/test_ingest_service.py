@@ -12,6 +12,7 @@ from core.db import repositories as repo
 from core.db.models import Document, IngestionJob, as_utc
 from core.db.session import Database
 from core.errors import AppError, ErrorCode
+from ingestion import state
 from ingestion.service import IngestService, sanitize_filename
 
 pytestmark = pytest.mark.unit
@@ -98,7 +99,7 @@ def test_expired_lease_is_dispatched_again_then_fails_after_max_attempts(service
     for attempt in (1, 2):
         with service.db.session() as s:
             job = repo.latest_job(session=s, document_id=sub.document.id)
-            claimed = repo.claim_job(session=s, job_id=job.id, owner=f"w{attempt}", lease_s=60, max_attempts=2)
+            claimed = state.claim(session=s, job_id=job.id, owner=f"w{attempt}", lease_s=60, max_attempts=2)
             assert claimed is not None and claimed.attempts == attempt
             claimed.status = "embedding"  # the worker died mid-job
             claimed.lease_expires_at = dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=1)
@@ -115,9 +116,9 @@ def test_live_lease_is_not_stolen(service):
     sub = service.submit(tenant_id="t", filename="a.md", data=b"# A\n\ntext")
     with service.db.session() as s:
         job = repo.latest_job(session=s, document_id=sub.document.id)
-        assert repo.claim_job(session=s, job_id=job.id, owner="w1", lease_s=60, max_attempts=3)
+        assert state.claim(session=s, job_id=job.id, owner="w1", lease_s=60, max_attempts=3)
     with service.db.session() as s:
-        assert repo.claim_job(session=s, job_id=job.id, owner="w2", lease_s=60, max_attempts=3) is None
+        assert state.claim(session=s, job_id=job.id, owner="w2", lease_s=60, max_attempts=3) is None
     assert service.sweep() == 0
 
 
@@ -191,7 +192,7 @@ def _submitted_job(service) -> str:  # noqa: ANN001
 def _claimed_job(service, owner: str = "w1", lease_s: float = 60):  # noqa: ANN001, ANN202
     job_id = _submitted_job(service)
     with service.db.session() as s:
-        repo.claim_job(session=s, job_id=job_id, owner=owner, lease_s=lease_s, max_attempts=3)
+        state.claim(session=s, job_id=job_id, owner=owner, lease_s=lease_s, max_attempts=3)
     return job_id
 
 
@@ -202,7 +203,7 @@ def _lease(service, job_id: str):  # noqa: ANN001, ANN202
 
 
 def test_each_progress_write_renews_the_lease(service):
-    from ingestion.jobs import JobTracker
+    from ingestion.state import JobTracker
 
     job_id = _claimed_job(service, lease_s=5)
     _, first_expiry, _ = _lease(service, job_id)
@@ -215,7 +216,7 @@ def test_each_progress_write_renews_the_lease(service):
 
 
 def test_a_worker_whose_lease_was_taken_stops_without_touching_the_job(service):
-    from ingestion.jobs import JobTracker, LeaseLost
+    from ingestion.state import JobTracker, LeaseLost
 
     job_id = _claimed_job(service)
     with service.db.session() as s:  # w1 stalled past its lease; the sweeper's re-dispatch let w2 claim the job

@@ -12,8 +12,8 @@ from app.cli import migrate_database
 from core.db import repositories as repo
 from core.db.session import Database
 from core.tracing import configure_tracing, tracer
-from ingestion.jobs import JobTracker
 from ingestion.service import IngestService
+from ingestion.state import JobTracker
 
 pytestmark = pytest.mark.unit
 
