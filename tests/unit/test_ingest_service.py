@@ -14,27 +14,16 @@ from core.db.session import Database
 from core.errors import AppError, ErrorCode
 from ingestion import state
 from ingestion.service import IngestService, sanitize_filename
+from tests.fakes import (
+    FakeDispatcher,
+    FakeExtractor,
+    FakeFlakyEmbedder,
+    FakeIndexRemover,
+    FakeLeaseStealingEmbedder,
+    FakeRecordingIndex,
+)
 
 pytestmark = pytest.mark.unit
-
-
-class FakeDispatcher:
-    def __init__(self) -> None:
-        self.sent: list[str] = []
-        self.down = False
-
-    def dispatch(self, job_id: str) -> None:
-        if self.down:
-            raise ConnectionError("broker unreachable")
-        self.sent.append(job_id)
-
-
-class FakeIndexes:
-    def __init__(self) -> None:
-        self.deleted: list[str] = []
-
-    def delete(self, document_id: str) -> None:
-        self.deleted.append(document_id)
 
 
 @pytest.fixture
@@ -42,7 +31,7 @@ def service(make_settings):
     settings = make_settings(ingestion={"max_upload_bytes": 1000, "max_attempts": 2, "lease_s": 60})
     migrate_database(settings)
     db = Database(settings.database_url)
-    svc = IngestService(settings=settings, db=db, dispatcher=FakeDispatcher(), indexes=FakeIndexes())
+    svc = IngestService(settings=settings, db=db, dispatcher=FakeDispatcher(), indexes=FakeIndexRemover())
     yield svc
     db.dispose()
 
@@ -229,26 +218,6 @@ def test_a_worker_whose_lease_was_taken_stops_without_touching_the_job(service):
     assert (owner, status) == ("w2", "queued")
 
 
-class FakeEmbedder:
-    """Counts tokens by words; its first batch hands the job's lease to another worker (a stall past the lease)."""
-
-    dim = 4
-    model_name = "fake"
-
-    def __init__(self, db: Database, job_id: str) -> None:
-        self.db, self.job_id = db, job_id
-
-    def count_tokens(self, text: str) -> int:
-        return len(text.split())
-
-    def embed_documents(self, texts):  # noqa: ANN001, ANN201
-        import numpy as np
-
-        with self.db.session() as s:
-            s.get(IngestionJob, self.job_id).lease_owner = "w2"
-        return np.ones((len(texts), self.dim), dtype=np.float32)
-
-
 def test_pipeline_leaves_a_job_whose_lease_was_taken_to_its_new_worker(service, tmp_path):
     from ingestion.pipeline import IngestPipeline
     from retrieval.indexes import Indexes
@@ -259,7 +228,7 @@ def test_pipeline_leaves_a_job_whose_lease_was_taken_to_its_new_worker(service, 
         settings=service.settings,
         db=service.db,
         indexes=never,  # reaching the indexes would raise: the lease is lost before
-        embedder=FakeEmbedder(service.db, job_id),
+        embedder=FakeLeaseStealingEmbedder(service.db, job_id),
         extractor=None,  # type: ignore[arg-type]
     )
     status = pipeline.run(job_id, owner="w1")
@@ -268,44 +237,6 @@ def test_pipeline_leaves_a_job_whose_lease_was_taken_to_its_new_worker(service, 
     with service.db.session() as s:
         job = s.get(IngestionJob, job_id)
         assert job.failure_reason is None and job.stages["parsing"]["status"] == "done"
-
-
-class FakeRecordingIndex:
-    name = "fake"
-    dim = 4
-
-    def __init__(self) -> None:
-        self.upserts: list[str] = []
-
-    def upsert_document(self, document_id, chunks, *rest):  # noqa: ANN001, ANN201
-        self.upserts.append(document_id)
-
-
-class FakeExtractor:
-    def extract(self, texts):  # noqa: ANN001, ANN201
-        return [[] for _ in texts]
-
-
-class FakeFlakyEmbedder:
-    """Its first call fails as if the embedding/index service were down."""
-
-    dim = 4
-    model_name = "fake"
-    model_version = "0"
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def count_tokens(self, text: str) -> int:
-        return len(text.split())
-
-    def embed_documents(self, texts):  # noqa: ANN001, ANN201
-        import numpy as np
-
-        self.calls += 1
-        if self.calls == 1:
-            raise AppError(ErrorCode.INDEX_UNAVAILABLE, "vector index unavailable: connection refused")
-        return np.ones((len(texts), self.dim), dtype=np.float32)
 
 
 @pytest.fixture
@@ -322,7 +253,7 @@ def flaky(make_settings, tmp_path):  # noqa: ANN201
         migrate_database(settings)
         db = Database(settings.database_url)
         dbs.append(db)
-        svc = IngestService(settings=settings, db=db, dispatcher=FakeDispatcher(), indexes=FakeIndexes())
+        svc = IngestService(settings=settings, db=db, dispatcher=FakeDispatcher(), indexes=FakeIndexRemover())
         idx = FakeRecordingIndex()
         pipeline = IngestPipeline(
             settings=settings,
