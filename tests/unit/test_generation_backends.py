@@ -106,6 +106,17 @@ async def test_openai_compat_http_error_is_dependency_unavailable() -> None:
 
 
 @pytest.mark.asyncio
+async def test_openai_compat_stream_closed_without_text_or_done_is_dependency_unavailable() -> None:
+    # llama.cpp's server answers 200 and closes the stream at once when the prompt exceeds its context
+    llm = backend(lambda r: httpx.Response(200, content=b"", headers={"content-type": "text/event-stream"}))
+    with pytest.raises(AppError) as ei:
+        await complete(llm, [{"role": "user", "content": "hi"}], max_tokens=5)
+    assert ei.value.code is ErrorCode.DEPENDENCY_UNAVAILABLE and "[DONE]" in ei.value.message
+    empty = backend(lambda r: httpx.Response(200, content=sse(), headers={"content-type": "text/event-stream"}))
+    assert await complete(empty, [{"role": "user", "content": "hi"}], max_tokens=5) == ""  # [DONE]: a real empty answer
+
+
+@pytest.mark.asyncio
 async def test_openai_compat_connection_refused() -> None:
     llm = OpenAICompatBackend("http://127.0.0.1:9/v1", model="m", connect_timeout_s=0.5)
     with pytest.raises(AppError) as ei:
