@@ -30,9 +30,12 @@ PUBLIC = {
 }
 
 
-def fake_container(settings, **parts) -> Container:  # noqa: ANN001
-    """A container on a real, migrated SQLite database with Fake retrieval/answer parts (override any by name)."""
-    migrate_database(settings)
+def fake_container(settings, db: Database | None = None, **parts) -> Container:  # noqa: ANN001
+    """A container on a real, migrated SQLite database with Fake retrieval/answer parts (override any by name); with
+    ``db`` (e.g. the ``pg_db`` fixture, already migrated) on that database instead."""
+    if db is None:
+        migrate_database(settings)
+        db = Database(settings.database_url)
     defaults = dict(
         embedder=FakeEmbedder(),
         indexes=FakeIndexes(),
@@ -44,7 +47,7 @@ def fake_container(settings, **parts) -> Container:  # noqa: ANN001
         limiter=QuotaLimiter(requests_per_minute=0, tokens_per_minute=0),
         metrics=Metrics(),
     )
-    return Container(settings=settings, db=Database(settings.database_url), **{**defaults, **parts})
+    return Container(settings=settings, db=db, **{**defaults, **parts})
 
 
 @pytest.fixture
