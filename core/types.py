@@ -30,9 +30,31 @@ class DocumentStatus(str, enum.Enum):
     def terminal(self) -> bool:
         return self in (DocumentStatus.INDEXED, DocumentStatus.FAILED)
 
+    @property
+    def is_stage(self) -> bool:
+        return self in STAGES
 
-#: Pipeline stages in order; a job's per-stage state is keyed by these names.
-STAGES: tuple[str, ...] = ("parsing", "chunking", "embedding", "indexing")
+
+#: Pipeline stages in order; a job's per-stage state is keyed by their values. A job's own status takes the same
+#: values as its document's (the document mirrors its latest job), so jobs need no enum of their own.
+STAGES: tuple[DocumentStatus, ...] = (
+    DocumentStatus.PARSING,
+    DocumentStatus.CHUNKING,
+    DocumentStatus.EMBEDDING,
+    DocumentStatus.INDEXING,
+)
+
+#: The terminal statuses, as stored (for queries).
+TERMINAL_STATUSES: tuple[str, ...] = tuple(s.value for s in DocumentStatus if s.terminal)
+
+
+class StageStatus(str, enum.Enum):
+    """State of one stage inside a job's ``stages`` entry."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
 
 
 class Role(str, enum.Enum):

@@ -19,13 +19,13 @@ from typing import Protocol
 import numpy as np
 
 from core.db import repositories as repo
-from core.db.models import Document, IngestionJob
 from core.db.session import Database
 from core.errors import AppError, ErrorCode
 from core.settings import Settings
 from core.tracing import extract, tracer
-from core.types import ChunkRecord
-from ingestion.jobs import JobTracker, LeaseLost
+from core.types import ChunkRecord, DocumentStatus
+from ingestion import state
+from ingestion.state import JobTracker, LeaseLost
 from retrieval.indexes import Indexes
 from retrieval.protocols import Embedder
 
@@ -45,7 +45,7 @@ def is_transient(exc: BaseException) -> bool:
 
 
 def readable_reason(exc: BaseException) -> str:
-    if isinstance(exc, AppError):
+    if isinstance(exc, AppError) and exc.message.strip():
         return exc.message
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     return f"internal error ({type(exc).__name__}){': ' + text[:300] if text else ''}"
@@ -72,13 +72,10 @@ class IngestPipeline:
         Returns the job status afterwards."""
         owner = owner or f"{os.uname().nodename}:{os.getpid()}:{threading.get_ident()}"
         cfg = self.settings.ingestion
-        with self.db.session() as s:
-            job = repo.claim_job(
-                session=s, job_id=job_id, owner=owner, lease_s=cfg.lease_s, max_attempts=cfg.max_attempts
-            )
-            if job is None:
-                return self._status(job_id)
-            document_id, trace_context, attempt = job.document_id, dict(job.trace_context or {}), job.attempts
+        claim = state.claim_job(self.db, job_id, owner=owner, lease_s=cfg.lease_s, max_attempts=cfg.max_attempts)
+        if claim is None:
+            return state.job_status(self.db, job_id)
+        document_id, trace_context, attempt = claim.document_id, claim.trace_context, claim.attempt
         tracker = JobTracker(self.db, job_id, owner=owner, lease_s=cfg.lease_s)
         with tracer().start_as_current_span(
             "kbqa.ingest",
@@ -103,12 +100,7 @@ class IngestPipeline:
                     if transient:
                         reason = f"{reason} (gave up after {attempt} attempts)"
                     tracker.fail(reason)
-        return self._status(job_id)
-
-    def _status(self, job_id: str) -> str:
-        with self.db.session() as s:
-            job = s.get(IngestionJob, job_id)
-            return job.status if job else "missing"
+        return state.job_status(self.db, job_id)
 
     def _process(self, tracker: JobTracker, document_id: str) -> None:
         from ingestion.chunking import CHUNKER_VERSION, chunk_elements
@@ -116,14 +108,14 @@ class IngestPipeline:
 
         cfg = self.settings.ingestion
         with self.db.session() as s:
-            doc = s.get(Document, document_id)
+            doc = repo.find_document(session=s, document_id=document_id)
             if doc is None:
                 raise AppError(ErrorCode.NOT_FOUND, "document was deleted before it could be indexed")
             path, filename = Path(doc.storage_path), doc.filename
             tenant_id, version = doc.tenant_id, doc.version
             acl, tags, created_at = tuple(doc.acl_groups or ()), tuple(doc.tags or ()), doc.created_at
 
-        with tracker.stage("parsing") as stage:
+        with tracker.stage(DocumentStatus.PARSING) as stage:
             if not path.exists():
                 raise AppError(ErrorCode.PARSE_FAILED, "the uploaded file is missing from storage")
             options = ParseOptions(
@@ -150,7 +142,7 @@ class IngestPipeline:
                 stage.annotate(**notes)
         title = (parsed.title or "").strip() or Path(filename).stem
 
-        with tracker.stage("chunking"):
+        with tracker.stage(DocumentStatus.CHUNKING):
             drafts = chunk_elements(
                 parsed.elements,
                 count_tokens=self.embedder.count_tokens,
@@ -183,13 +175,13 @@ class IngestPipeline:
                 for d in drafts
             ]
 
-        with tracker.stage("embedding") as stage:
+        with tracker.stage(DocumentStatus.EMBEDDING) as stage:
             vectors = self._embed([c.text for c in chunks], stage.progress)
 
-        with tracker.stage("indexing"):
+        with tracker.stage(DocumentStatus.INDEXING):
             entities = self.extractor.extract([c.text for c in chunks])
             with self.db.session() as s:
-                doc = s.get(Document, document_id)
+                doc = repo.find_document(session=s, document_id=document_id)
                 if doc is None:
                     raise AppError(ErrorCode.NOT_FOUND, "document was deleted while it was being indexed")
                 self.indexes.upsert(document_id, chunks, vectors, entities)

@@ -7,7 +7,6 @@ re-dispatches jobs whose worker died (expired lease) until their attempts are us
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import logging
 import os
@@ -20,12 +19,13 @@ from pathlib import Path
 from typing import Protocol
 
 from core.db import repositories as repo
-from core.db.models import Document, IngestionJob, utcnow
+from core.db.models import Document
 from core.db.session import Database
 from core.errors import AppError, ErrorCode
 from core.settings import Settings
 from core.tracing import inject
 from core.types import SYSTEM_ACTOR, Actor, acl_allows
+from ingestion import state
 from ingestion.hygiene import check_archive
 
 log = logging.getLogger(__name__)
@@ -111,14 +111,13 @@ class IngestService:
                 doc.content_hash = digest
                 doc.storage_path = str(path)
                 doc.size_bytes = len(data)
-                doc.status = "queued"
-                doc.failure_reason = None
+                state.requeue_document(session=s, document=doc)
                 if acl_groups is not None:
                     doc.acl_groups = acl_groups
                 if tags is not None:
                     doc.tags = tags
             else:
-                doc = repo.create_document(
+                doc = state.create_queued_document(
                     session=s,
                     tenant_id=tenant_id,
                     filename=name,
@@ -127,11 +126,10 @@ class IngestService:
                     storage_path=str(path),
                     size_bytes=len(data),
                     version=1,
-                    status="queued",
                     acl_groups=acl_groups or [],
                     tags=tags or [],
                 )
-            job = repo.create_job(session=s, document=doc, trace_context=inject())
+            job = state.create_job(session=s, document=doc, trace_context=inject())
             repo.audit(
                 session=s,
                 tenant_id=tenant_id,
@@ -152,12 +150,8 @@ class IngestService:
     ) -> Document:
         with self.db.session() as s:
             doc = repo.get_document(session=s, tenant_id=tenant_id, document_id=document_id, acl_groups=acl_scope)
-            current = repo.latest_job(session=s, document_id=doc.id)
-            if current is not None and current.status not in ("indexed", "failed"):
-                raise AppError(ErrorCode.CONFLICT, "the document is already being indexed")
-            doc.status = "queued"
-            doc.failure_reason = None
-            job = repo.create_job(session=s, document=doc, trace_context=inject())
+            state.requeue_for_reindex(session=s, document=doc)
+            job = state.create_job(session=s, document=doc, trace_context=inject())
             repo.audit(session=s, tenant_id=tenant_id, actor=actor, action="document.reindex", target=doc.id)
             job_id = job.id
         self._dispatch(job_id)
@@ -173,7 +167,7 @@ class IngestService:
             self.indexes.delete(doc.id)
             repo.delete_document(session=s, document=doc)
             repo.audit(session=s, tenant_id=tenant_id, actor=actor, action="document.delete", target=document_id)
-            others = s.query(Document).filter(Document.storage_path == storage, Document.id != document_id).count()
+            others = repo.count_documents_sharing_storage(session=s, storage_path=storage, except_id=document_id)
         if storage and not others:
             Path(storage).unlink(missing_ok=True)
 
@@ -182,20 +176,7 @@ class IngestService:
     def sweep(self) -> int:
         """Dispatch undispatched jobs (outbox) and jobs whose lease expired; fail those out of attempts.
         Returns how many jobs were dispatched."""
-        max_attempts = self.settings.ingestion.max_attempts
-        to_dispatch: list[str] = []
-        with self.db.session() as s:
-            for job in repo.list_stale_jobs(session=s):
-                if job.attempts >= max_attempts:
-                    reason = f"gave up after {job.attempts} attempts: the worker stopped before finishing"
-                    if job.failure_reason:
-                        reason += f" (last error: {job.failure_reason})"
-                    job.status, job.failure_reason, job.finished_at = "failed", reason, utcnow()
-                    doc = s.get(Document, job.document_id)
-                    if doc is not None:
-                        doc.status, doc.failure_reason = "failed", reason
-                    continue
-                to_dispatch.append(job.id)
+        to_dispatch = state.sweep_stale(self.db, max_attempts=self.settings.ingestion.max_attempts)
         sent = 0
         for job_id in to_dispatch:
             try:
@@ -207,28 +188,16 @@ class IngestService:
         return sent
 
     def _dispatch(self, job_id: str, *, raise_errors: bool = False) -> None:
-        with self.db.session() as s:
-            job = s.get(IngestionJob, job_id)
-            if job is not None:
-                # Push the lease forward so the sweeper does not re-send while the task waits in the queue.
-                job.lease_expires_at = utcnow() + _queue_grace(self.settings)
-                job.lease_owner = None
+        state.lease_for_queue(self.db, job_id, grace_s=self.settings.ingestion.lease_s)
         try:
             self.dispatcher.dispatch(job_id)
         except Exception as exc:
             log.warning("could not dispatch ingest job %s (%s); it stays in the outbox", job_id, exc)
-            with self.db.session() as s:
-                job = s.get(IngestionJob, job_id)
-                if job is not None:
-                    job.dispatched = False
-                    job.lease_expires_at = None
+            state.mark_dispatched(self.db, job_id, sent=False)
             if raise_errors:
                 raise
             return
-        with self.db.session() as s:
-            job = s.get(IngestionJob, job_id)
-            if job is not None:
-                job.dispatched = True
+        state.mark_dispatched(self.db, job_id, sent=True)
 
     def _store(self, tenant_id: str, digest: str, data: bytes) -> Path:
         folder = self.settings.upload_dir / _safe_segment(tenant_id) / digest[:2]
@@ -243,10 +212,6 @@ class IngestService:
 
 def _safe_segment(value: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", value)[:64] or "_"
-
-
-def _queue_grace(settings: Settings) -> dt.timedelta:
-    return dt.timedelta(seconds=settings.ingestion.lease_s)
 
 
 __all__ = ["Dispatcher", "IngestService", "Submitted", "sanitize_filename"]

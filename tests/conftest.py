@@ -85,6 +85,53 @@ def pg_url() -> Iterator[str]:
         admin.dispose()
 
 
+@pytest.fixture(scope="session")
+def pg_migrated_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One PostgreSQL database migrated to head for the whole session (the base of :func:`pg_db`); dropped at the
+    end."""
+    import sqlalchemy as sa
+
+    from app.cli import migrate_database
+    from core.settings import Settings
+
+    if not _pg_reachable():
+        service_missing(f"PostgreSQL not reachable at {PG_ADMIN_URL.split('@')[-1]}")
+    name = f"kbqa_s_{uuid.uuid4().hex[:12]}"
+    admin = sa.create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    url = PG_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
+    try:
+        migrate_database(Settings(_env_file=None, data_dir=tmp_path_factory.mktemp("pg"), database={"url": url}))
+        yield url
+    finally:
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@pytest.fixture
+def pg_db(pg_migrated_url: str) -> Iterator[object]:
+    """A :class:`core.db.session.Database` on the session's migrated PostgreSQL whose every session runs inside one
+    outer transaction on one connection: a session's commit releases a SAVEPOINT, its rollback (a failed statement)
+    returns to one, and the whole test is rolled back at the end. For tests that need PostgreSQL's SQL, not its
+    concurrency: all sessions share one connection (use :func:`pg_url` for several connections, locks or workers)."""
+    from sqlalchemy.orm import sessionmaker
+
+    from core.db.session import Database
+
+    db = Database(pg_migrated_url)
+    connection = db.engine.connect()
+    outer = connection.begin()
+    db._factory = sessionmaker(bind=connection, join_transaction_mode="create_savepoint", expire_on_commit=False)
+    try:
+        yield db
+    finally:
+        outer.rollback()
+        connection.close()
+        db.dispose()
+
+
 @pytest.fixture
 def redis_url() -> str:
     import redis

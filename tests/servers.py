@@ -210,3 +210,45 @@ def run_dex(
     finally:
         stop_process(proc)
         shutil.rmtree(work, ignore_errors=True)
+
+
+# -- llama.cpp's OpenAI-compatible server -----------------------------------------------------------------------------
+
+#: The model name the test server serves its GGUF under.
+LLAMA_ALIAS = "test-llm"
+
+
+def packaged_gguf() -> str:
+    """The small chat GGUF the tests run (``KBQA_TEST_GGUF``, else the packaged SmolLM2), or "" when there is none."""
+    from app.generation.backends.llamacpp import find_packaged_gguf
+
+    return os.environ.get("KBQA_TEST_GGUF") or str(find_packaged_gguf() or "")
+
+
+def start_llama_server(gguf: str, *, n_ctx: int = 2048, timeout_s: float = 180.0) -> tuple[subprocess.Popen, str]:
+    """Start ``python -m llama_cpp.server`` with ``gguf`` (served as :data:`LLAMA_ALIAS`) on a free loopback port;
+    returns the process and its ``/v1`` base URL once ``/v1/models`` answers. Raises RuntimeError (after killing the
+    process) if it exits or is not ready in ``timeout_s``."""
+    import sys
+
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", gguf, "--model_alias", LLAMA_ALIAS,
+         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", "1",
+         "--n_threads_batch", "1"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"llama_cpp.server exited with {proc.returncode}")
+        try:
+            if httpx.get(f"{url}/models", timeout=1.0).status_code == 200:
+                return proc, url
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    proc.kill()
+    proc.wait(10)
+    raise RuntimeError(f"llama_cpp.server did not become ready in {timeout_s:.0f} s")

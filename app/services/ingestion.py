@@ -6,6 +6,7 @@ import logging
 
 from core.db import repositories as repo
 from core.db.session import Database
+from ingestion import state
 
 log = logging.getLogger(__name__)
 
@@ -24,8 +25,7 @@ def recover_after_restart(*, db: Database) -> int:
     """Embedded mode, at start: jobs left unfinished by the previous process (queued in its memory, or running when
     it stopped) go back to the outbox at once, so the first sweep runs them instead of waiting for their leases to
     expire. Only for the in-process executor: Celery workers keep their own leases."""
-    with db.session() as s:
-        n = repo.release_unfinished_jobs(session=s)
+    n = state.release_unfinished(db)
     if n:
         log.info("re-queued %d ingestion jobs left unfinished by the previous run", n)
     return n

@@ -29,7 +29,7 @@ from core.db.models import (
 )
 from core.errors import AppError, ErrorCode
 from core.passwords import hash_password
-from core.types import STAGES, Actor, ChunkRecord, Role, acl_allows
+from core.types import TERMINAL_STATUSES, Actor, ChunkRecord, Role, acl_allows
 
 KEY_PREFIX = "kbqa_"
 
@@ -331,6 +331,17 @@ def create_document(*, session: Session, **fields: Any) -> Document:
     return doc
 
 
+def find_document(*, session: Session, document_id: str) -> Document | None:
+    """The document with this id in any tenant (for workers, which act on ids they were handed), or None."""
+    return session.get(Document, document_id)
+
+
+def count_documents_sharing_storage(*, session: Session, storage_path: str, except_id: str) -> int:
+    """How many documents other than ``except_id`` point at the stored file ``storage_path``."""
+    stmt = select(func.count()).select_from(Document).where(Document.storage_path == storage_path)
+    return int(session.scalar(stmt.where(Document.id != except_id)) or 0)
+
+
 def delete_document(*, session: Session, document: Document) -> None:
     session.execute(delete(Chunk).where(Chunk.document_id == document.id))
     session.execute(delete(IngestionJob).where(IngestionJob.document_id == document.id))
@@ -411,20 +422,6 @@ def list_chunks(*, session: Session, document_id: str) -> list[Chunk]:
 # --- ingestion jobs -------------------------------------------------------------------------------------------------
 
 
-def create_job(*, session: Session, document: Document, trace_context: dict[str, Any] | None = None) -> IngestionJob:
-    job = IngestionJob(
-        tenant_id=document.tenant_id,
-        document_id=document.id,
-        document_version=document.version,
-        status="queued",
-        stages={name: {"status": "pending", "progress": 0.0} for name in STAGES},
-        trace_context=trace_context or {},
-    )
-    session.add(job)
-    session.flush()
-    return job
-
-
 def job_tenant(*, session: Session, job_id: str) -> str:
     """The tenant a job belongs to (its ingestion lane); ``""`` for an unknown job."""
     return session.scalar(select(IngestionJob.tenant_id).where(IngestionJob.id == job_id)) or ""
@@ -436,43 +433,12 @@ def latest_job(*, session: Session, document_id: str) -> IngestionJob | None:
     )
 
 
-def claim_job(*, session: Session, job_id: str, owner: str, lease_s: float, max_attempts: int) -> IngestionJob | None:
-    """Take the lease of a job that is queued, or running with an expired lease. Returns None if another worker holds
-    a live lease, the job is terminal, or it has used up its attempts (then it is marked failed)."""
-    now = utcnow()
-    job = session.get(IngestionJob, job_id, with_for_update=True)
-    if job is None or job.status in ("indexed", "failed"):
-        return None
-    expires = as_utc(job.lease_expires_at) if job.lease_expires_at else None
-    if job.lease_owner and expires and expires > now and job.lease_owner != owner:
-        return None
-    if job.attempts >= max_attempts:
-        return None
-    job.attempts += 1
-    job.lease_owner = owner
-    job.lease_expires_at = now + dt.timedelta(seconds=lease_s)
-    session.flush()
-    return job
-
-
-def release_unfinished_jobs(*, session: Session) -> int:
-    """Put every job that is not terminal back in the outbox, its lease dropped (embedded mode, at start: the
-    process that held those jobs, or their in-memory queue, is gone). Returns how many."""
-    jobs = list(session.scalars(select(IngestionJob).where(IngestionJob.status.notin_(["indexed", "failed"]))))
-    for job in jobs:
-        job.dispatched = False
-        job.lease_owner = None
-        job.lease_expires_at = None
-    session.flush()
-    return len(jobs)
-
-
 def list_stale_jobs(*, session: Session, limit: int = 100) -> list[IngestionJob]:
     """Jobs not terminal whose lease expired, or that were never dispatched (the outbox)."""
     now = utcnow()
     stmt = (
         select(IngestionJob)
-        .where(IngestionJob.status.notin_(["indexed", "failed"]))
+        .where(IngestionJob.status.notin_(TERMINAL_STATUSES))
         .where(
             or_(
                 IngestionJob.dispatched.is_(False),

@@ -7,26 +7,23 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import socket
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
 from app.generation.backends import ExtractiveBackend, OpenAICompatBackend, complete
-from app.generation.backends.llamacpp import find_packaged_gguf
 from app.generation.evaldata import MemoryHybridRetriever
 from app.generation.events import Degraded, Done, Token
 from app.generation.pipeline import AnswerPipeline
 from core.settings import GenerationSettings
 from core.types import ChunkRecord, SearchFilter
+from tests.servers import LLAMA_ALIAS, packaged_gguf, start_llama_server
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-GGUF = os.environ.get("KBQA_TEST_GGUF") or (str(find_packaged_gguf() or ""))
+GGUF = packaged_gguf()
 HAVE_SERVER = importlib.util.find_spec("llama_cpp") is not None and importlib.util.find_spec("uvicorn") is not None
 needs_server = pytest.mark.skipif(
     not (HAVE_SERVER and GGUF),
@@ -35,32 +32,11 @@ needs_server = pytest.mark.skipif(
 MSG = [{"role": "user", "content": "Name three colours of the rainbow."}]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def start_server() -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", GGUF, "--model_alias", "test-llm", "--host", "127.0.0.1",
-         "--port", str(port), "--n_ctx", "2048", "--n_threads", "1", "--n_threads_batch", "1"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"llama_cpp.server exited with {proc.returncode}")
-        try:
-            if httpx.get(f"{url}/models", timeout=1.0).status_code == 200:
-                return proc, url
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    proc.kill()
-    pytest.fail("llama_cpp.server did not become ready in 180 s")
+    try:
+        return start_llama_server(GGUF)
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
 
 
 def stop(proc: subprocess.Popen[bytes]) -> None:
@@ -76,7 +52,7 @@ def server() -> Iterator[str]:
     stop(proc)
 
 
-def client(url: str, model: str = "test-llm") -> OpenAICompatBackend:
+def client(url: str, model: str = LLAMA_ALIAS) -> OpenAICompatBackend:
     return OpenAICompatBackend(url, model=model, context_window=2048, first_token_timeout_s=60)
 
 

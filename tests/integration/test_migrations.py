@@ -55,6 +55,7 @@ def test_repositories_on_postgresql(pg_url):
     from core.db import repositories as repo
     from core.db.session import Database
     from core.types import Actor, Role
+    from ingestion import state
 
     command.upgrade(_config(pg_url), "head")
     db = Database(pg_url)
@@ -69,7 +70,7 @@ def test_repositories_on_postgresql(pg_url):
         )
         repo.audit(session=s, tenant_id="t1", actor=actor, action="document.upload", target="d1")
         doc = repo.create_document(session=s, tenant_id="t1", filename="a.md", content_hash="h" * 64, tags=["x"])
-        job = repo.create_job(session=s, document=doc)
+        job = state.create_job(session=s, document=doc)
         assert set(job.stages) == {"parsing", "chunking", "embedding", "indexing"}
         conv = repo.create_conversation(session=s, tenant_id="t1", actor_id=key.id, title="q")
         msg = repo.add_message(session=s, conversation_id=conv.id, role="assistant", content="a", citations=[{"n": 1}])
@@ -86,10 +87,10 @@ def test_repositories_on_postgresql(pg_url):
         assert repo.get_user_by_email(session=s, email=" ana@example.COM", tenant_id="t1").name == "Ana"
         (event,) = repo.list_audit(session=s, tenant_id="t1", action="document.")
         assert (event.actor_kind, event.actor_name, event.target) == ("key", "k", "d1")
-        claimed = repo.claim_job(session=s, job_id=job.id, owner="w1", lease_s=60, max_attempts=2)
+        claimed = state.claim(session=s, job_id=job.id, owner="w1", lease_s=60, max_attempts=2)
         assert claimed is not None and claimed.attempts == 1
     with db.session() as s:
-        assert repo.claim_job(session=s, job_id=job.id, owner="w2", lease_s=60, max_attempts=2) is None
+        assert state.claim(session=s, job_id=job.id, owner="w2", lease_s=60, max_attempts=2) is None
         repo.delete_document(session=s, document=repo.get_document(session=s, tenant_id="t1", document_id=doc.id))
     with db.session() as s:
         assert repo.list_documents(session=s, tenant_id="t1") == []

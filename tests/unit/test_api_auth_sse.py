@@ -4,8 +4,6 @@ with fake answer/retrieval components (named Fake*)."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
-from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -16,8 +14,8 @@ from app.services.metrics import Metrics
 from app.services.quotas import QuotaLimiter
 from core.db import repositories as repo
 from core.db.session import Database
-from core.types import ChunkRecord, Role
-from retrieval.protocols import RetrievalResult
+from core.types import Role
+from tests.fakes import FakeAnswers, FakeEmbedder, FakeIndexes, FakeRetriever, FakeStore
 from tests.routes import api_routes
 from tests.sse import parse_sse
 
@@ -35,79 +33,12 @@ PUBLIC = {
 }
 
 
-@dataclass
-class FakeAnswers:
-    """The answer pipeline's event sequence for a fixed answer (real typed events, fake content)."""
-
-    def __init__(self) -> None:
-        self.calls: list[dict[str, Any]] = []
-
-    async def run(self, question: str, **kw: Any):  # noqa: ANN201
-        from app.generation.events import Citations, Done, Meta, Sources, Token
-
-        self.calls.append({"question": question, **kw})
-        yield Meta(kw["request_id"], kw["conversation_id"] or "", kw["message_id"] or "", {})
-        yield Sources([{"n": 1, "chunk_id": "c1", "title": "Doc"}])
-        for piece in ("The hub ", "has a 24-month ", "warranty [1]."):
-            yield Token(piece)
-        yield Citations([{"n": 1, "chunk_id": "c1", "supported": True}])
-        yield Done(
-            usage={"prompt_tokens": 10, "completion_tokens": 7},
-            timings_ms={"total": 1.0},
-            refused=False,
-            degraded=False,
-            answer="The hub has a 24-month warranty [1].",
-        )
-
-
-class FakeIndex:
-    name = "fake"
-
-    def count(self, tenant_id: str | None = None) -> int:
-        return 0
-
-    def close(self) -> None:
-        pass
-
-
-@dataclass
-class FakeIndexes:
-    keyword: FakeIndex = field(default_factory=FakeIndex)
-    vector: FakeIndex = field(default_factory=FakeIndex)
-    graph: FakeIndex = field(default_factory=FakeIndex)
-
-    def close(self) -> None:
-        pass
-
-
-class FakeEmbedder:
-    def embed_query(self, text: str) -> list[float]:
-        return [0.0]
-
-
-class FakeRetriever:
-    async def retrieve(self, query, flt, top_k):  # noqa: ANN001, ANN201
-        chunk = ChunkRecord(
-            id="c1",
-            tenant_id=flt.tenant_id,
-            document_id="d1",
-            document_version=1,
-            title="Doc",
-            text="The hub has a 24-month warranty.",
-        )
-        from core.types import RankedChunk
-
-        return RetrievalResult(chunks=[RankedChunk(chunk=chunk, score=1.0, scores={"keyword": 3.2})])
-
-
-class FakeStore:
-    def get_many(self, ids):  # noqa: ANN001, ANN201
-        return {}
-
-
-def fake_container(settings, **parts) -> Container:  # noqa: ANN001
-    """A container on a real, migrated SQLite database with Fake retrieval/answer parts (override any by name)."""
-    migrate_database(settings)
+def fake_container(settings, db: Database | None = None, **parts) -> Container:  # noqa: ANN001
+    """A container on a real, migrated SQLite database with Fake retrieval/answer parts (override any by name); with
+    ``db`` (e.g. the ``pg_db`` fixture, already migrated) on that database instead."""
+    if db is None:
+        migrate_database(settings)
+        db = Database(settings.database_url)
     defaults = dict(
         embedder=FakeEmbedder(),
         indexes=FakeIndexes(),
@@ -119,7 +50,7 @@ def fake_container(settings, **parts) -> Container:  # noqa: ANN001
         limiter=QuotaLimiter(requests_per_minute=0, tokens_per_minute=0),
         metrics=Metrics(),
     )
-    return Container(settings=settings, db=Database(settings.database_url), **{**defaults, **parts})
+    return Container(settings=settings, db=db, **{**defaults, **parts})
 
 
 @pytest.fixture

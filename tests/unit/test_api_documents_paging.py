@@ -21,9 +21,11 @@ COUNT = 1203  # more than two default pages; several documents share each update
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def docs_api(request, make_settings):
-    database = {"url": request.getfixturevalue("pg_url")} if request.param == "postgresql" else {}
+    # PostgreSQL: the session's migrated database, each test rolled back (pg_db)
+    db = request.getfixturevalue("pg_db") if request.param == "postgresql" else None
+    database = {"url": db.url} if db is not None else {}
     settings = make_settings(api={"requests_per_minute": 0, "tokens_per_minute": 0}, database=database)
-    container = fake_container(settings)
+    container = fake_container(settings, db=db)
     base = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
     with container.db.session() as s:
         _, key = repo.create_api_key(session=s, tenant_id="acme", name="ops", role=Role.ADMIN)

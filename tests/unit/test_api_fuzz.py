@@ -14,21 +14,12 @@ from core.db import repositories as repo
 from core.settings import Settings
 from core.types import Role
 from ingestion.service import IngestService
+from tests.fakes import FakeDispatcher, FakeIndexRemover
 from tests.unit.test_api_auth_sse import fake_container
 
 pytestmark = pytest.mark.unit
 
 STATE: dict[str, str] = {}
-
-
-class FakeDispatcher:
-    def dispatch(self, job_id: str) -> None:
-        pass
-
-
-class FakeIndexRemover:
-    def delete(self, document_id: str) -> None:
-        pass
 
 
 @pytest.fixture(scope="module")

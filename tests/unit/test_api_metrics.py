@@ -5,9 +5,7 @@ the real ones; the indexes and reranker under them are fakes."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
 
-import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 from prometheus_client import generate_latest
@@ -20,10 +18,11 @@ from app.main import create_app
 from app.services.metrics import Metrics
 from core.db import repositories as repo
 from core.settings import GenerationSettings, RetrievalSettings
-from core.types import ChunkRecord, Hit, Role, SearchFilter
+from core.types import ChunkRecord, Role, SearchFilter
 from retrieval.beir import DictChunkStore
 from retrieval.hybrid import HybridRetriever
 from retrieval.null import NullGraphIndex
+from tests.fakes import FakeEmbedder, FakeFailingIndex, FakeIndex, FakeLengthReranker
 from tests.unit.test_api_auth_sse import fake_container
 
 pytestmark = pytest.mark.unit
@@ -39,38 +38,7 @@ STORE = DictChunkStore(
 Sample = tuple[str, frozenset[tuple[str, str]]]
 
 
-class FakeIndex:
-    name = "fake"
-
-    def __init__(self, ids: Sequence[str]) -> None:
-        self.ids = list(ids)
-
-    def search(self, query: object, flt: SearchFilter, k: int) -> list[Hit]:
-        return [Hit(i, 1.0 / (n + 1)) for n, i in enumerate(self.ids[:k])]
-
-
-class FakeFailingIndex(FakeIndex):
-    def search(self, query: object, flt: SearchFilter, k: int) -> list[Hit]:
-        raise RuntimeError("engine down")
-
-
-class FakeEmbedder:
-    model_name = "fake"
-    model_version = "1"
-    dim = 4
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return np.ones(4, dtype=np.float32)
-
-
-class FakeReranker:
-    name = "fake-rerank"
-
-    def score(self, query: str, passages: Sequence[str]) -> list[float]:
-        return [float(len(p)) for p in passages]
-
-
-def retriever(keyword: FakeIndex, vector: FakeIndex, graph: object, reranker: FakeReranker | None = None
+def retriever(keyword: FakeIndex, vector: FakeIndex, graph: object, reranker: FakeLengthReranker | None = None
               ) -> HybridRetriever:
     return HybridRetriever(keyword, vector, graph, FakeEmbedder(), STORE,  # type: ignore[arg-type]
                            RetrievalSettings(timeout_s=2.0), reranker)
@@ -111,7 +79,8 @@ def answer(r: HybridRetriever) -> list[object]:
 
 
 def test_answer_done_carries_retrieval_timings_into_the_stage_histogram_and_degraded_counter() -> None:
-    events = answer(retriever(FakeIndex(["a", "b"]), FakeFailingIndex(["c"]), FakeIndex(["b", "c"]), FakeReranker()))
+    parts = FakeIndex(["a", "b"]), FakeFailingIndex(["c"]), FakeIndex(["b", "c"])
+    events = answer(retriever(*parts, FakeLengthReranker()))
     done = events[-1]
     assert isinstance(done, Done)
     assert {"keyword", "vector", "graph", "fuse", "rerank", "total"} <= set(done.retrieval_timings_ms)
@@ -155,7 +124,7 @@ def test_every_retriever_failing_counts_each_one() -> None:
 @pytest.fixture
 def search_api(make_settings):  # noqa: ANN201
     settings = make_settings(api={"requests_per_minute": 0, "tokens_per_minute": 0})
-    parts = {"good": retriever(FakeIndex(["a", "b"]), FakeIndex(["b"]), FakeFailingIndex([]), FakeReranker()),
+    parts = {"good": retriever(FakeIndex(["a", "b"]), FakeIndex(["b"]), FakeFailingIndex([]), FakeLengthReranker()),
              "down": retriever(FakeFailingIndex([]), FakeFailingIndex([]), FakeFailingIndex([]))}
     container = fake_container(settings, retriever=parts["good"])
     with container.db.session() as s:

@@ -19,7 +19,7 @@ from core.db import repositories as repo
 from core.db.models import Document
 from core.types import ChunkRecord, Role
 from ingestion.service import IngestService
-from tests.fakes import FakeDispatcher, FakeIndexes
+from tests.fakes import FakeDispatcher, FakeIndexRemover
 from tests.unit.test_api_auth_sse import fake_container
 
 pytestmark = pytest.mark.unit
@@ -44,7 +44,7 @@ def api(make_settings):
     settings = make_settings(api={"requests_per_minute": 0, "tokens_per_minute": 0})
     container = fake_container(settings)
     container.ingest = IngestService(
-        settings=settings, db=container.db, dispatcher=FakeDispatcher(), indexes=FakeIndexes()
+        settings=settings, db=container.db, dispatcher=FakeDispatcher(), indexes=FakeIndexRemover()
     )
     keys = {}
     with container.db.session() as s:

@@ -20,9 +20,11 @@ PASSWORD = "correct horse battery"
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def users_api(request, make_settings):
-    database = {"url": request.getfixturevalue("pg_url")} if request.param == "postgresql" else {}
+    # PostgreSQL: the session's migrated database, each test rolled back (pg_db)
+    db = request.getfixturevalue("pg_db") if request.param == "postgresql" else None
+    database = {"url": db.url} if db is not None else {}
     settings = make_settings(api={"requests_per_minute": 0, "tokens_per_minute": 0}, database=database)
-    container = fake_container(settings)
+    container = fake_container(settings, db=db)
     with container.db.session() as s:
         _, admin_key = repo.create_api_key(session=s, tenant_id="acme", name="ops-key", role=Role.ADMIN)
         _, other_key = repo.create_api_key(session=s, tenant_id="globex", name="globex", role=Role.ADMIN)
@@ -235,10 +237,10 @@ def test_conversations_belong_to_whoever_started_them(users_api):
     assert follow_up.status_code == 404
 
 
-def test_nul_characters_are_a_client_error_on_postgresql(make_settings, pg_url):
+def test_nul_characters_are_a_client_error_on_postgresql(make_settings, pg_db):
     """PostgreSQL refuses NUL in text; anything a user sends must get a JSON 4xx, never a 500."""
-    settings = make_settings(database={"url": pg_url}, api={"requests_per_minute": 0, "tokens_per_minute": 0})
-    container = fake_container(settings)
+    settings = make_settings(database={"url": pg_db.url}, api={"requests_per_minute": 0, "tokens_per_minute": 0})
+    container = fake_container(settings, db=pg_db)
     with container.db.session() as s:
         _, key = repo.create_api_key(session=s, tenant_id="acme", name="k", role=Role.ADMIN)
     admin = {"Authorization": f"Bearer {key}"}

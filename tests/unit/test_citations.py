@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from app.generation.citations import CitationStream, check_support, cited_sentences
+from tests.fakes import FakeTopicEmbedder
 
 pytestmark = pytest.mark.unit
 
@@ -60,24 +60,8 @@ def test_support_lexical() -> None:
     assert out[0]["section"] == "S" and out[0]["page_start"] == 3 and out[0]["support"]["embedding"] == 0.0
 
 
-class FakeEmbedder:
-    model_name = "fake"
-    model_version = "1"
-    dim = 2
-
-    def embed_documents(self, texts: list[str]) -> np.ndarray:
-        oily = [("oil" in t.lower() or "petroleum" in t.lower()) for t in texts]
-        return np.array([[1.0, 0.0] if o else [0.0, 1.0] for o in oily], np.float32)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self.embed_documents([text])[0]
-
-    def count_tokens(self, text: str) -> int:
-        return len(text.split())
-
-
 def test_support_embedding_rescues_paraphrase() -> None:
-    out = check_support("Petroleum costs climbed [1].", SOURCES, FakeEmbedder())
+    out = check_support("Petroleum costs climbed [1].", SOURCES, FakeTopicEmbedder(("oil", "petroleum")))
     assert out[0]["supported"] is True and out[0]["support"]["embedding"] == 1.0
     out = check_support("Petroleum costs climbed [1].", SOURCES)
     assert out[0]["supported"] is False

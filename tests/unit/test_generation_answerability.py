@@ -10,6 +10,7 @@ from app.generation.backends.base import complete
 from app.generation.calibrate import best_threshold, fit_logistic, refusal_metrics
 from app.generation.rewrite import bounded_history, heuristic_rewrite, looks_like_follow_up, rewrite_query
 from core.types import ChunkRecord, RankedChunk
+from tests.fakes import FakeRewriter
 
 pytestmark = pytest.mark.unit
 
@@ -78,24 +79,6 @@ def test_heuristic_rewrite() -> None:
 
 def test_bounded_history_keeps_newest() -> None:
     assert bounded_history(HISTORY, lambda s: len(s.split()), 5) == HISTORY[1:]
-
-
-class FakeRewriter:
-    name = "fake"
-    model = "fake"
-    context_window = 512
-    tokenizer_source = "fake"
-
-    def __init__(self, reply: str) -> None:
-        self.reply = reply
-        self.prompts: list[str] = []
-
-    def count_tokens(self, text: str) -> int:
-        return len(text.split())
-
-    async def stream(self, messages, *, max_tokens, stop, temperature):  # type: ignore[no-untyped-def]
-        self.prompts.append(messages[-1]["content"])
-        yield self.reply
 
 
 async def test_llm_rewrite_and_its_guard() -> None:

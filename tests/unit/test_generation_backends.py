@@ -14,6 +14,7 @@ from app.generation.prompt import build_prompt
 from core.errors import AppError, ErrorCode
 from core.settings import GenerationSettings
 from core.types import ChunkRecord, RankedChunk
+from tests.fakes import FakeTopicEmbedder
 
 pytestmark = pytest.mark.unit
 
@@ -105,6 +106,17 @@ async def test_openai_compat_http_error_is_dependency_unavailable() -> None:
 
 
 @pytest.mark.asyncio
+async def test_openai_compat_stream_closed_without_text_or_done_is_dependency_unavailable() -> None:
+    # llama.cpp's server answers 200 and closes the stream at once when the prompt exceeds its context
+    llm = backend(lambda r: httpx.Response(200, content=b"", headers={"content-type": "text/event-stream"}))
+    with pytest.raises(AppError) as ei:
+        await complete(llm, [{"role": "user", "content": "hi"}], max_tokens=5)
+    assert ei.value.code is ErrorCode.DEPENDENCY_UNAVAILABLE and "[DONE]" in ei.value.message
+    empty = backend(lambda r: httpx.Response(200, content=sse(), headers={"content-type": "text/event-stream"}))
+    assert await complete(empty, [{"role": "user", "content": "hi"}], max_tokens=5) == ""  # [DONE]: a real empty answer
+
+
+@pytest.mark.asyncio
 async def test_openai_compat_connection_refused() -> None:
     llm = OpenAICompatBackend("http://127.0.0.1:9/v1", model="m", connect_timeout_s=0.5)
     with pytest.raises(AppError) as ei:
@@ -170,32 +182,10 @@ def test_factory() -> None:
     assert ei.value.code in (ErrorCode.CONFIGURATION, ErrorCode.MISSING_EXTRA)
 
 
-class FakeEmbedder:
-    model_name = "fake"
-    model_version = "1"
-    dim = 2
-
-    def __init__(self) -> None:
-        self.batches: list[int] = []
-
-    def embed_documents(self, texts):  # type: ignore[no-untyped-def]
-        import numpy as np
-
-        self.batches.append(len(texts))
-        hot = ("cost", "price", "dollar")
-        return np.array([[1.0, 0.0] if any(h in t.lower() for h in hot) else [0.0, 1.0] for t in texts], np.float32)
-
-    def embed_query(self, text):  # type: ignore[no-untyped-def]
-        return self.embed_documents([text])[0]
-
-    def count_tokens(self, text: str) -> int:
-        return len(text.split())
-
-
 async def test_extractive_embedding_breaks_lexical_ties_and_embeds_few_sentences() -> None:
     many = " ".join(f"Filler sentence number {i}." for i in range(20))
     msgs = messages("What did the ticket cost?", "The ticket was blue. The ticket was 12 dollars. " + many)
-    emb = FakeEmbedder()
+    emb = FakeTopicEmbedder(("cost", "price", "dollar"))
     out = await complete(ExtractiveBackend(emb, max_sentences=1, embed_candidates=4), msgs, max_tokens=50)
     assert out == "From *Doc 1*:\nThe ticket was 12 dollars [1]."
     assert emb.batches[0] == 5  # the question + the 4 best lexical candidates, not all 22 sentences

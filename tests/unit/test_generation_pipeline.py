@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator
-
 import pytest
 
 from app.generation.answerability import decide
@@ -17,6 +14,7 @@ from core.errors import AppError, ErrorCode
 from core.settings import GenerationSettings
 from core.types import ChunkRecord, RankedChunk, SearchFilter
 from retrieval.protocols import RetrievalResult
+from tests.fakes import FakeLLM, FakeRetriever
 
 pytestmark = pytest.mark.unit
 
@@ -32,49 +30,6 @@ WEAK = RankedChunk(
     score=0.01, scores={"vector": 0.05}, ranks={"vector": 1},
 )
 QUESTION = "When did the oil embargo begin?"
-
-
-class FakeRetriever:
-    def __init__(self, chunks: list[RankedChunk], degraded: list[str] | None = None) -> None:
-        self.result = RetrievalResult(chunks=chunks, degraded=degraded or [])
-        self.queries: list[str] = []
-
-    async def retrieve(self, query: str, flt: SearchFilter, top_k: int) -> RetrievalResult:
-        self.queries.append(query)
-        return self.result
-
-
-class FakeLLM:
-    name = "fake"
-    model = "fake-1"
-    context_window = 4096
-    tokenizer_source = "fake"
-
-    def __init__(self, pieces: list[str], fail_before: int = 0, fail_after_first: bool = False,
-                 hang: bool = False) -> None:
-        self.pieces = pieces
-        self.fail_before = fail_before
-        self.fail_after_first = fail_after_first
-        self.hang = hang
-        self.calls = 0
-        self.closed = 0
-
-    def count_tokens(self, text: str) -> int:
-        return len(text.split())
-
-    async def stream(self, messages, *, max_tokens, stop, temperature) -> AsyncIterator[str]:  # type: ignore[no-untyped-def]
-        self.calls += 1
-        try:
-            if self.hang:
-                await asyncio.sleep(30)
-            if self.calls <= self.fail_before:
-                raise AppError(ErrorCode.DEPENDENCY_UNAVAILABLE, "connection refused")
-            for i, p in enumerate(self.pieces):
-                if i == 1 and self.fail_after_first:
-                    raise AppError(ErrorCode.DEPENDENCY_UNAVAILABLE, "stream broken")
-                yield p
-        finally:
-            self.closed += 1
 
 
 def pipeline(retriever: FakeRetriever, llm: FakeLLM, **kw) -> AnswerPipeline:  # type: ignore[no-untyped-def]

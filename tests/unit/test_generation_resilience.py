@@ -9,16 +9,9 @@ import pytest
 
 from app.generation.resilience import BreakerState, CircuitBreaker, guarded_stream
 from core.errors import AppError, ErrorCode
+from tests.fakes import FakeClock
 
 pytestmark = pytest.mark.unit
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.t = 0.0
-
-    def __call__(self) -> float:
-        return self.t
 
 
 def test_breaker_opens_half_opens_and_probes() -> None:
@@ -28,12 +21,12 @@ def test_breaker_opens_half_opens_and_probes() -> None:
     assert b.state is BreakerState.CLOSED
     b.record_failure()
     assert b.state is BreakerState.OPEN and not b.allow()
-    clock.t = 10
+    clock.now = 10
     assert b.state is BreakerState.HALF_OPEN
     assert b.allow() and not b.allow()  # one probe only
     b.record_failure()
     assert b.state is BreakerState.OPEN
-    clock.t = 20
+    clock.now = 20
     assert b.allow()
     b.record_success()
     assert b.state is BreakerState.CLOSED and b.allow()

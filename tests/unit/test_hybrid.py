@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Sequence
 
-import numpy as np
 import pytest
 
 from core.errors import AppError, ErrorCode
 from core.settings import RetrievalSettings
-from core.types import ChunkRecord, Hit, SearchFilter
+from core.types import ChunkRecord, SearchFilter
 from retrieval.beir import DictChunkStore
 from retrieval.hybrid import HybridRetriever
 from retrieval.null import NullGraphIndex, NullKeywordIndex, NullVectorIndex
 from retrieval.protocols import Retriever
+from tests.fakes import FakeEmbedder, FakeFailingIndex, FakeIndex, FakeReranker, FakeSlowIndex, FakeVectorIndex
 
 pytestmark = pytest.mark.unit
 
@@ -29,82 +28,11 @@ def chunk(cid: str, tenant: str = "t") -> ChunkRecord:
 STORE = DictChunkStore([chunk(c) for c in "abcdefg"] + [chunk("x", tenant="other")])
 
 
-class FakeIndex:
-    """Returns fixed hits for any query (keyword / graph shape)."""
-
-    def __init__(self, ids: Sequence[str], name: str = "fake") -> None:
-        self.name = name
-        self.ids = list(ids)
-        self.calls = 0
-
-    def search(self, query: str, flt: SearchFilter, k: int) -> list[Hit]:
-        self.calls += 1
-        return [Hit(i, 1.0 / (n + 1)) for n, i in enumerate(self.ids[:k])]
-
-
-class FakeVectorIndex(FakeIndex):
-    dim = 4
-
-    def search(self, vector: np.ndarray, flt: SearchFilter, k: int) -> list[Hit]:  # type: ignore[override]
-        assert vector.shape == (4,)
-        return super().search("", flt, k)
-
-
-class FakeFailingIndex(FakeIndex):
-    def search(self, query: object, flt: SearchFilter, k: int) -> list[Hit]:
-        self.calls += 1
-        raise RuntimeError("engine down")
-
-
-class FakeSlowIndex(FakeIndex):
-    """Blocks until released (or 5 s), like a hung engine."""
-
-    def __init__(self, ids: Sequence[str]) -> None:
-        super().__init__(ids)
-        self.release = threading.Event()
-
-    def search(self, query: object, flt: SearchFilter, k: int) -> list[Hit]:
-        self.calls += 1
-        self.release.wait(5.0)
-        return [Hit(i, 1.0) for i in self.ids]
-
-
-class FakeEmbedder:
-    model_name = "fake"
-    model_version = "1"
-    dim = 4
-
-    calls = 0
-
-    def embed_query(self, text: str) -> np.ndarray:
-        FakeEmbedder.calls += 1
-        return np.ones(4, dtype=np.float32) / 2
-
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        return np.ones((len(texts), 4), dtype=np.float32) / 2
-
-    def count_tokens(self, text: str) -> int:
-        return len(text.split())
-
-
-class FakeReranker:
-    name = "fake-reranker"
-
-    def __init__(self, prefer: str = "", fail: bool = False) -> None:
-        self.prefer = prefer
-        self.fail = fail
-
-    def score(self, query: str, passages: Sequence[str]) -> list[float]:
-        if self.fail:
-            raise RuntimeError("reranker crashed")
-        return [1.0 if p == self.prefer else 0.0 for p in passages]
-
-
-def make(keyword=None, vector=None, graph=None, reranker=None, **kw) -> HybridRetriever:  # type: ignore[no-untyped-def]
+def make(keyword=None, vector=None, graph=None, reranker=None, embedder=None, **kw) -> HybridRetriever:  # type: ignore[no-untyped-def]
     settings = RetrievalSettings(timeout_s=kw.pop("timeout_s", 2.0), rrf_k=kw.pop("rrf_k", 60))
     return HybridRetriever(
-        keyword or NullKeywordIndex(), vector or NullVectorIndex(4), graph or NullGraphIndex(), FakeEmbedder(), STORE,
-        settings, reranker, **kw,
+        keyword or NullKeywordIndex(), vector or NullVectorIndex(4), graph or NullGraphIndex(),
+        embedder or FakeEmbedder(), STORE, settings, reranker, **kw,
     )
 
 
@@ -183,14 +111,14 @@ def test_null_retrievers_do_not_count_as_working() -> None:
 
 
 def test_disabled_vector_index_costs_no_query_embedding() -> None:
-    before = FakeEmbedder.calls
-    r = make(FakeIndex(["a"]))
+    embedder = FakeEmbedder()
+    r = make(FakeIndex(["a"]), embedder=embedder)
     assert [c.chunk.id for c in run(r).chunks] == ["a"]
-    assert FakeEmbedder.calls == before
+    assert embedder.query_calls == 0
     r.close()
-    r = make(vector=FakeVectorIndex(["a"]))
+    r = make(vector=FakeVectorIndex(["a"]), embedder=embedder)
     run(r)
-    assert FakeEmbedder.calls == before + 1
+    assert embedder.query_calls == 1
     r.close()
 
 

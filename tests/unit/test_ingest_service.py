@@ -12,8 +12,16 @@ from core.db import repositories as repo
 from core.db.models import Document, IngestionJob, as_utc
 from core.db.session import Database
 from core.errors import AppError, ErrorCode
+from ingestion import state
 from ingestion.service import IngestService, sanitize_filename
-from tests.fakes import FakeDispatcher, FakeIndexes
+from tests.fakes import (
+    FakeDispatcher,
+    FakeExtractor,
+    FakeFlakyEmbedder,
+    FakeIndexRemover,
+    FakeLeaseStealingEmbedder,
+    FakeRecordingIndex,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -23,7 +31,7 @@ def service(make_settings):
     settings = make_settings(ingestion={"max_upload_bytes": 1000, "max_attempts": 2, "lease_s": 60})
     migrate_database(settings)
     db = Database(settings.database_url)
-    svc = IngestService(settings=settings, db=db, dispatcher=FakeDispatcher(), indexes=FakeIndexes())
+    svc = IngestService(settings=settings, db=db, dispatcher=FakeDispatcher(), indexes=FakeIndexRemover())
     yield svc
     db.dispose()
 
@@ -80,7 +88,7 @@ def test_expired_lease_is_dispatched_again_then_fails_after_max_attempts(service
     for attempt in (1, 2):
         with service.db.session() as s:
             job = repo.latest_job(session=s, document_id=sub.document.id)
-            claimed = repo.claim_job(session=s, job_id=job.id, owner=f"w{attempt}", lease_s=60, max_attempts=2)
+            claimed = state.claim(session=s, job_id=job.id, owner=f"w{attempt}", lease_s=60, max_attempts=2)
             assert claimed is not None and claimed.attempts == attempt
             claimed.status = "embedding"  # the worker died mid-job
             claimed.lease_expires_at = dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=1)
@@ -97,9 +105,9 @@ def test_live_lease_is_not_stolen(service):
     sub = service.submit(tenant_id="t", filename="a.md", data=b"# A\n\ntext")
     with service.db.session() as s:
         job = repo.latest_job(session=s, document_id=sub.document.id)
-        assert repo.claim_job(session=s, job_id=job.id, owner="w1", lease_s=60, max_attempts=3)
+        assert state.claim(session=s, job_id=job.id, owner="w1", lease_s=60, max_attempts=3)
     with service.db.session() as s:
-        assert repo.claim_job(session=s, job_id=job.id, owner="w2", lease_s=60, max_attempts=3) is None
+        assert state.claim(session=s, job_id=job.id, owner="w2", lease_s=60, max_attempts=3) is None
     assert service.sweep() == 0
 
 
@@ -173,7 +181,7 @@ def _submitted_job(service) -> str:  # noqa: ANN001
 def _claimed_job(service, owner: str = "w1", lease_s: float = 60):  # noqa: ANN001, ANN202
     job_id = _submitted_job(service)
     with service.db.session() as s:
-        repo.claim_job(session=s, job_id=job_id, owner=owner, lease_s=lease_s, max_attempts=3)
+        state.claim(session=s, job_id=job_id, owner=owner, lease_s=lease_s, max_attempts=3)
     return job_id
 
 
@@ -184,7 +192,7 @@ def _lease(service, job_id: str):  # noqa: ANN001, ANN202
 
 
 def test_each_progress_write_renews_the_lease(service):
-    from ingestion.jobs import JobTracker
+    from ingestion.state import JobTracker
 
     job_id = _claimed_job(service, lease_s=5)
     _, first_expiry, _ = _lease(service, job_id)
@@ -197,7 +205,7 @@ def test_each_progress_write_renews_the_lease(service):
 
 
 def test_a_worker_whose_lease_was_taken_stops_without_touching_the_job(service):
-    from ingestion.jobs import JobTracker, LeaseLost
+    from ingestion.state import JobTracker, LeaseLost
 
     job_id = _claimed_job(service)
     with service.db.session() as s:  # w1 stalled past its lease; the sweeper's re-dispatch let w2 claim the job
@@ -210,26 +218,6 @@ def test_a_worker_whose_lease_was_taken_stops_without_touching_the_job(service):
     assert (owner, status) == ("w2", "queued")
 
 
-class FakeEmbedder:
-    """Counts tokens by words; its first batch hands the job's lease to another worker (a stall past the lease)."""
-
-    dim = 4
-    model_name = "fake"
-
-    def __init__(self, db: Database, job_id: str) -> None:
-        self.db, self.job_id = db, job_id
-
-    def count_tokens(self, text: str) -> int:
-        return len(text.split())
-
-    def embed_documents(self, texts):  # noqa: ANN001, ANN201
-        import numpy as np
-
-        with self.db.session() as s:
-            s.get(IngestionJob, self.job_id).lease_owner = "w2"
-        return np.ones((len(texts), self.dim), dtype=np.float32)
-
-
 def test_pipeline_leaves_a_job_whose_lease_was_taken_to_its_new_worker(service, tmp_path):
     from ingestion.pipeline import IngestPipeline
     from retrieval.indexes import Indexes
@@ -240,7 +228,7 @@ def test_pipeline_leaves_a_job_whose_lease_was_taken_to_its_new_worker(service, 
         settings=service.settings,
         db=service.db,
         indexes=never,  # reaching the indexes would raise: the lease is lost before
-        embedder=FakeEmbedder(service.db, job_id),
+        embedder=FakeLeaseStealingEmbedder(service.db, job_id),
         extractor=None,  # type: ignore[arg-type]
     )
     status = pipeline.run(job_id, owner="w1")
@@ -249,44 +237,6 @@ def test_pipeline_leaves_a_job_whose_lease_was_taken_to_its_new_worker(service, 
     with service.db.session() as s:
         job = s.get(IngestionJob, job_id)
         assert job.failure_reason is None and job.stages["parsing"]["status"] == "done"
-
-
-class FakeRecordingIndex:
-    name = "fake"
-    dim = 4
-
-    def __init__(self) -> None:
-        self.upserts: list[str] = []
-
-    def upsert_document(self, document_id, chunks, *rest):  # noqa: ANN001, ANN201
-        self.upserts.append(document_id)
-
-
-class FakeExtractor:
-    def extract(self, texts):  # noqa: ANN001, ANN201
-        return [[] for _ in texts]
-
-
-class FakeFlakyEmbedder:
-    """Its first call fails as if the embedding/index service were down."""
-
-    dim = 4
-    model_name = "fake"
-    model_version = "0"
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def count_tokens(self, text: str) -> int:
-        return len(text.split())
-
-    def embed_documents(self, texts):  # noqa: ANN001, ANN201
-        import numpy as np
-
-        self.calls += 1
-        if self.calls == 1:
-            raise AppError(ErrorCode.INDEX_UNAVAILABLE, "vector index unavailable: connection refused")
-        return np.ones((len(texts), self.dim), dtype=np.float32)
 
 
 @pytest.fixture
@@ -303,7 +253,7 @@ def flaky(make_settings, tmp_path):  # noqa: ANN201
         migrate_database(settings)
         db = Database(settings.database_url)
         dbs.append(db)
-        svc = IngestService(settings=settings, db=db, dispatcher=FakeDispatcher(), indexes=FakeIndexes())
+        svc = IngestService(settings=settings, db=db, dispatcher=FakeDispatcher(), indexes=FakeIndexRemover())
         idx = FakeRecordingIndex()
         pipeline = IngestPipeline(
             settings=settings,

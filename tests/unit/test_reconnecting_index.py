@@ -8,33 +8,9 @@ import pytest
 from core.errors import AppError, ErrorCode
 from core.types import SearchFilter
 from retrieval.reconnecting import ReconnectingIndex
+from tests.fakes import FakeClock, FakeWrappedIndex
 
 pytestmark = pytest.mark.unit
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-class FakeIndex:
-    name = "fake"
-
-    def __init__(self) -> None:
-        self.searched: list[str] = []
-
-    def search(self, query, flt, k):  # noqa: ANN001, ANN201
-        self.searched.append(query)
-        return []
-
-    def count(self, tenant_id=None):  # noqa: ANN001, ANN201
-        return 7
-
-    def hybrid(self, query, vector, flt, k):  # noqa: ANN001, ANN201
-        return ["hybrid"]
 
 
 class FlakyServer:
@@ -44,15 +20,15 @@ class FlakyServer:
         self.attempts = 0
         self.down_for = down_for
 
-    def connect(self) -> FakeIndex:
+    def connect(self) -> FakeWrappedIndex:
         self.attempts += 1
         if self.attempts <= self.down_for:
             raise AppError(ErrorCode.INDEX_UNAVAILABLE, "connection refused")
-        return FakeIndex()
+        return FakeWrappedIndex()
 
 
 def test_down_at_start_then_retried_no_more_than_every_retry_s():
-    server, clock = FlakyServer(down_for=2), FakeClock()
+    server, clock = FlakyServer(down_for=2), FakeClock(100.0)
     idx = ReconnectingIndex(server.connect, name="weaviate", dim=4, retry_s=10, clock=clock)
     assert server.attempts == 1 and not idx.connected
     for _ in range(5):  # within retry_s: fail fast, no new attempt
@@ -72,7 +48,7 @@ def test_down_at_start_then_retried_no_more_than_every_retry_s():
 
 
 def test_configuration_errors_are_not_retried_but_raised():
-    def bad() -> FakeIndex:
+    def bad() -> FakeWrappedIndex:
         raise AppError(ErrorCode.CONFIGURATION, "invalid Weaviate connection settings")
 
     with pytest.raises(AppError) as err:

@@ -9,6 +9,7 @@ from app.services.ingestion import recover_after_restart
 from core.db import repositories as repo
 from core.db.models import IngestionJob, utcnow
 from core.db.session import Database
+from ingestion import state
 
 pytestmark = pytest.mark.unit
 
@@ -25,7 +26,7 @@ def test_unfinished_jobs_are_requeued_and_finished_ones_left_alone(make_settings
                 session=s, tenant_id="t1", filename=f"f{i}.txt", title=f"f{i}", content_hash=f"h{i}",
                 storage_path=f"/tmp/f{i}",
             )
-            job = repo.create_job(session=s, document=doc)
+            job = state.create_job(session=s, document=doc)
             job.status, job.dispatched = status, True
             if leased:  # the previous process was embedding it when it was killed
                 job.lease_owner = "host:12345:1"

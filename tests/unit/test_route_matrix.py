@@ -23,11 +23,10 @@ from core.db.chunk_store import DbChunkStore
 from core.db.models import Chunk, IngestionJob
 from core.types import Role
 from ingestion.service import IngestService
-from tests.fakes import FakeOidcIssuer
+from tests.fakes import FakeIndexRemover, FakeOidcIssuer
 from tests.routes import operations
 from tests.unit.test_api_auth_sse import fake_container
 from tests.unit.test_ingest_service import FakeDispatcher
-from tests.unit.test_ingest_service import FakeIndexes as FakeIndexRemover
 
 pytestmark = pytest.mark.unit
 

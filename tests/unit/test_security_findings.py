@@ -24,10 +24,9 @@ from app.main import create_app
 from core.db import repositories as repo
 from core.types import Role
 from ingestion.service import IngestService
+from tests.fakes import FakeDispatcher, FakeIndexRemover
 from tests.servers import free_port
 from tests.unit.test_api_auth_sse import fake_container
-from tests.unit.test_ingest_service import FakeDispatcher
-from tests.unit.test_ingest_service import FakeIndexes as FakeIndexRemover
 
 pytestmark = pytest.mark.unit
 

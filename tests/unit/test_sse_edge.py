@@ -3,39 +3,18 @@ mid-stream becomes an error event followed by done."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
 
 from app.api.sse import sse_stream
-from core.errors import AppError, ErrorCode
+from tests.fakes import FakeEventSource
 
 pytestmark = pytest.mark.unit
 
 
-class FakeSource:
-    def __init__(self, delays: list[float], fail_at: int | None = None) -> None:
-        self.delays = delays
-        self.fail_at = fail_at
-        self.closed = False
-        self.produced = 0
-
-    async def events(self):  # noqa: ANN201
-        try:
-            for i, delay in enumerate(self.delays):
-                await asyncio.sleep(delay)
-                if i == self.fail_at:
-                    raise AppError(ErrorCode.DEPENDENCY_UNAVAILABLE, "the model went away")
-                self.produced += 1
-                yield ("token", {"text": f"t{i}"})
-            yield ("done", {"refused": False})
-        finally:
-            self.closed = True
-
-
 async def test_heartbeat_while_waiting():
-    src = FakeSource([0.0, 0.35])
+    src = FakeEventSource([0.0, 0.35])
     out = [chunk async for chunk in sse_stream(src.events(), heartbeat_s=0.1)]
     assert out[0].startswith(b"event: token")
     assert b": ping\n\n" in out[1:-2]
@@ -43,7 +22,7 @@ async def test_heartbeat_while_waiting():
 
 
 async def test_client_going_away_closes_the_source():
-    src = FakeSource([0.0] + [0.05] * 100)
+    src = FakeEventSource([0.0] + [0.05] * 100)
     stream = sse_stream(src.events(), heartbeat_s=1.0)
     first = await stream.__anext__()
     assert first.startswith(b"event: token")
@@ -53,7 +32,7 @@ async def test_client_going_away_closes_the_source():
 
 
 async def test_error_mid_stream_becomes_error_then_done():
-    src = FakeSource([0.0, 0.0, 0.0], fail_at=1)
+    src = FakeEventSource([0.0, 0.0, 0.0], fail_at=1)
     out = [chunk async for chunk in sse_stream(src.events(), heartbeat_s=1.0)]
     kinds = [c.split(b"\n", 1)[0] for c in out]
     assert kinds == [b"event: token", b"event: error", b"event: done"]

@@ -12,18 +12,11 @@ from app.cli import migrate_database
 from core.db import repositories as repo
 from core.db.session import Database
 from core.tracing import configure_tracing, tracer
-from ingestion.jobs import JobTracker
 from ingestion.service import IngestService
+from ingestion.state import JobTracker
+from tests.fakes import FakeDispatcher
 
 pytestmark = pytest.mark.unit
-
-
-class FakeDispatcher:
-    def __init__(self) -> None:
-        self.sent: list[str] = []
-
-    def dispatch(self, job_id: str) -> None:
-        self.sent.append(job_id)
 
 
 def test_job_continues_the_upload_trace(make_settings):

@@ -98,6 +98,10 @@ class OpenAICompatBackend:
                 else:
                     line = await anext(lines)
             except StopAsyncIteration:
+                if first:  # closed with neither text nor [DONE]: llama.cpp's server does this for a prompt too long
+                    raise AppError(
+                        ErrorCode.DEPENDENCY_UNAVAILABLE, "LLM stream ended before any text or [DONE]"
+                    ) from None
                 return
             except TimeoutError as exc:
                 raise AppError(ErrorCode.DEPENDENCY_UNAVAILABLE, "LLM first-token timeout") from exc
