@@ -20,7 +20,18 @@ from app.api.bodylimit import BodyLimitMiddleware, route_limits
 from app.api.errors import error_response, install_error_handlers
 from app.api.metrics import Metrics
 from app.api.quotas import QuotaLimiter
-from app.api.routes import admin, ask, conversations, documents, health, openai_compat, search, session, users
+from app.api.routes import (
+    admin,
+    ask,
+    conversations,
+    documents,
+    health,
+    openai_compat,
+    review,
+    search,
+    session,
+    users,
+)
 from core.db.session import Database
 from core.errors import AppError, ErrorCode
 from core.logging import configure_logging, request_context
@@ -270,7 +281,7 @@ def create_app(
             ).observe(time.perf_counter() - started)
         return response
 
-    for module in (health, session, ask, search, documents, conversations, admin, users, openai_compat):
+    for module in (health, session, ask, search, documents, conversations, review, admin, users, openai_compat):
         app.include_router(module.router)
     if FRONTEND_DIST.is_dir():
         app.mount("/", StaticFiles(directory=FRONTEND_DIST, html=True), name="frontend")

@@ -21,6 +21,7 @@ FORBIDDEN = {
     "retrieval": ("ingestion", "app", "evaluation"),
     "ingestion": ("app", "evaluation"),
     "app/generation": ("ingestion", "app.api", "app.main", "app.cli", "evaluation"),
+    "app/services": ("ingestion", "app.api", "app.main", "app.cli", "evaluation"),
     "app/api": ("app.main", "app.cli", "evaluation"),
 }
 

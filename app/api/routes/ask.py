@@ -14,6 +14,7 @@ from starlette.concurrency import run_in_threadpool
 from app.api.accounting import account_answer
 from app.api.auth import Principal, require
 from app.api.sse import sse_response
+from app.services import analytics, review
 from core.db import repositories as repo
 from core.db.models import new_id
 from core.types import Role
@@ -70,17 +71,26 @@ def close_turn(
     done: dict[str, Any],
     citations: list[Any],
     started: float,
+    *,
+    question: str = "",
+    sources: list[dict[str, Any]] | None = None,
 ) -> None:
+    """Store the answer with how it ended (outcome, timings, the passages it was given) and account for it; an
+    answer that ended not found or partial enters the review queue."""
+    meta = {k: done.get(k) for k in ("refused", "degraded", "timings_ms", "outcome", "missing", "unit", "mode")}
+    meta["sources"] = review.compact_sources(sources or [])
     with container.db.session() as s:
-        repo.add_message(
+        msg = repo.add_message(
             session=s,
             conversation_id=conversation_id,
             role="assistant",
             content=done.get("answer", ""),
             message_id=message_id,
             citations=citations,
-            meta={k: done.get(k) for k in ("refused", "degraded", "timings_ms")},
+            meta=meta,
         )
+        analytics.record_answer(session=s, tenant_id=principal.tenant_id, message=msg)
+        review.record_answer(session=s, tenant_id=principal.tenant_id, message=msg, question=question)
         account_answer(container, principal, done, session=s, latency_ms=(time.perf_counter() - started) * 1000)
 
 
@@ -92,6 +102,7 @@ async def answer_events(
     f = body.filters or AskFilters()
     flt = principal.search_filter(doc_types=tuple(f.doc_types), tags=tuple(f.tags), document_ids=tuple(f.document_ids))
     citations: list[Any] = []
+    sources: list[dict[str, Any]] = []
     async for event in container.answers.run(
         body.question,
         flt=flt,
@@ -103,10 +114,15 @@ async def answer_events(
     ):
         etype = event.type
         data = event.to_dict()
+        if etype == "sources":
+            sources = data.get("sources", [])
         if etype == "citations":
             citations = data.get("citations", [])
         if etype == "done":
-            close_turn(container, principal, conversation_id, message_id, data, citations, started)
+            close_turn(
+                container, principal, conversation_id, message_id, data, citations, started,
+                question=body.question, sources=sources,
+            )
         yield event
 
 

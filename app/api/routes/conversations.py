@@ -9,6 +9,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
 from app.api.auth import Principal, require
+from app.services import review
 from core.db import repositories as repo
 from core.types import Role
 
@@ -64,6 +65,10 @@ def feedback(
             message_id=body.message_id,
             actor_id=principal.id,
             rating=body.rating,
+            comment=body.comment,
+        )
+        review.record_feedback(
+            session=s, tenant_id=principal.tenant_id, message_id=body.message_id, rating=body.rating,
             comment=body.comment,
         )
         return JSONResponse({"id": fb.id}, status_code=201)
