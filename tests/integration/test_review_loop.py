@@ -193,7 +193,8 @@ def test_the_review_loop(loop):
     )
     cli = subprocess.run(
         [sys.executable, "-m", "app.cli", "eval", "answers", "--tenant", "default"],
-        capture_output=True, text=True, env={**env, "COLUMNS": "200", "KBQA_RETRIEVAL__TIMEOUT_S": "30"}, timeout=300, cwd=REPO,
+        capture_output=True, text=True, timeout=300, cwd=REPO,
+        env={**env, "COLUMNS": "200", "KBQA_RETRIEVAL__TIMEOUT_S": "30"},
     )
     assert cli.returncode == 0, cli.stdout + cli.stderr
     assert "2/2 passed" in cli.stdout and "fixed 1" in cli.stdout
