@@ -12,7 +12,7 @@ DEMO_DOCS := $(sort $(wildcard demo/kb/*.md demo/kb/*.html demo/kb/*.docx demo/k
 DEMO_ADMIN ?= admin@example.com
 export KBQA_DATA_DIR
 
-.PHONY: help install install-test services services-stop frontend run test test-python test-frontend bench bench-retrieval bench-ingest bench-answer lint demo-docs clean
+.PHONY: help install install-test services services-stop frontend run test test-python test-frontend bench bench-retrieval bench-ingest bench-answer bench-analytics lint demo-docs clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2}'
@@ -56,7 +56,7 @@ test-python: services
 test-frontend:
 	@bash scripts/build-frontend.sh --test
 
-bench: bench-retrieval bench-ingest bench-answer ## all benchmarks (tables and ratios)
+bench: bench-retrieval bench-ingest bench-answer bench-analytics ## all benchmarks (tables and ratios)
 
 bench-retrieval: install ## retrieval quality on the eval sets + index latency at 100k chunks
 	@$(PY) -m retrieval.evaluation --dataset ../shared/eval/beir_scifact
@@ -67,6 +67,9 @@ bench-ingest: ## ingest the enterprise document set vs a Haystack peer: states, 
 	@KBQA_EXTRAS=dev,bench bash scripts/install.sh
 	@$(PY) benchmarks/bench_ingest.py
 	@$(PY) benchmarks/bench_query_during_ingest.py
+
+bench-analytics: services ## time each usage-analytics report on 100k logged questions in PostgreSQL (target < 500 ms)
+	@source .cache/test-services.env && $(PY) benchmarks/bench_analytics.py --questions 100000
 
 bench-answer: ## answer quality (demo support set, doc2dial, SQuAD v2 outcomes) + time to sources / first token per backend
 	@KBQA_EXTRAS=dev,local-llm bash scripts/install.sh

@@ -366,6 +366,48 @@ def eval_retrieval(
     console.print(f"done in {time.perf_counter() - started:.0f}s")
 
 
+@eval_cli.command("answers")
+def eval_answers(
+    tenant: Annotated[str | None, typer.Option(help="tenant id")] = None,
+    top_k: Annotated[int | None, typer.Option(help="passages to use (default: the retrieval setting)")] = None,
+) -> None:
+    """Replay the tenant's regression set (reviewed items of the review queue) through the answer pipeline: pass or
+    fail per item (expected section cited, facts present), with the change against the previous run. The run is
+    stored; exits 1 when an item fails."""
+    from app.main import build_container
+    from app.services.review import run_regression
+    from core.types import SearchFilter
+
+    settings = _settings()
+    container = build_container(settings)
+    container.warm_up()
+    try:
+        run = asyncio.run(
+            run_regression(
+                db=container.db,
+                answers=container.answers,
+                flt=SearchFilter(tenant_id=tenant or settings.default_tenant),
+                actor_name="cli",
+                top_k=top_k or settings.retrieval.top_k,
+            )
+        )
+    finally:
+        container.close()
+    table = Table("result", "change", "question", "section", "facts", "outcome")
+    mark = {True: "ok", False: "FAIL", None: "-"}
+    for r in run["results"]:
+        missing = f" (missing: {'; '.join(r['missing_facts'])})" if r["missing_facts"] else ""
+        table.add_row(
+            "pass" if r["passed"] else "[red]FAIL[/red]", r["change"], r["question"][:70],
+            mark[r["section_ok"]], mark[r["facts_ok"]] + missing, r["outcome"],
+        )
+    console.print(table)
+    changes = ", ".join(f"{k} {v}" for k, v in run["changes"].items() if v)
+    console.print(f"{run['passed']}/{run['total']} passed ({changes or 'no items'}); run {run['id']}")
+    if run["failed"]:
+        raise typer.Exit(1)
+
+
 def main() -> None:
     cli()
 

@@ -16,7 +16,19 @@ from starlette.routing import Route
 from app.api import mcp
 from app.api.bodylimit import BodyLimitMiddleware, route_limits
 from app.api.errors import error_response, install_error_handlers
-from app.api.routes import admin, ask, conversations, documents, health, openai_compat, search, session, sso, users
+from app.api.routes import (
+    admin,
+    ask,
+    conversations,
+    documents,
+    health,
+    openai_compat,
+    review,
+    search,
+    session,
+    sso,
+    users,
+)
 from app.container import Container, build_container
 from core.errors import AppError, ErrorCode
 from core.logging import configure_logging, request_context
@@ -150,7 +162,7 @@ def create_app(
             ).observe(time.perf_counter() - started)
         return response
 
-    for module in (health, session, sso, ask, search, documents, conversations, admin, users, openai_compat):
+    for module in (health, session, sso, ask, search, documents, conversations, review, admin, users, openai_compat):
         app.include_router(module.router)
     # MCP tools over streamable HTTP (search, ask, passages), authenticated by API key like the REST API.
     app.router.routes.append(Route(mcp.MCP_PATH, endpoint=mcp.McpEndpoint(mcp_server), name="mcp"))

@@ -10,8 +10,9 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-from app.generation.events import Citations, Done, Event
+from app.generation.events import Citations, Done, Event, Sources
 from app.generation.pipeline import AnswerPipeline
+from app.services import analytics, review
 from app.services.accounting import account_answer
 from app.services.metrics import Metrics
 from app.services.quotas import QuotaLimiter
@@ -79,18 +80,25 @@ class AnswerService:
         done: Done,
         citations: list[Any],
         latency_ms: float,
+        question: str = "",
+        sources: list[dict[str, Any]] | None = None,
     ) -> None:
-        """Store the answer with its outcome and account it, in one transaction; blocking."""
+        """Store the answer with how it ended (outcome, timings, the passages it was given) and account it, in one
+        transaction; an answer that ended not found or partial enters the review queue. Blocking."""
+        meta: dict[str, Any] = {k: getattr(done, k) for k in STORED_DONE_FIELDS}
+        meta["sources"] = review.compact_sources(sources or [])
         with self.db.session() as s:
-            repo.add_message(
+            msg = repo.add_message(
                 session=s,
                 conversation_id=conversation_id,
                 role="assistant",
                 content=done.answer,
                 message_id=message_id,
                 citations=citations,
-                meta={k: getattr(done, k) for k in STORED_DONE_FIELDS},
+                meta=meta,
             )
+            analytics.record_answer(session=s, tenant_id=principal.tenant_id, message=msg)
+            review.record_answer(session=s, tenant_id=principal.tenant_id, message=msg, question=question)
             account_answer(
                 db=self.db, metrics=self.metrics, limiter=self.limiter, principal=principal, done=done, session=s,
                 latency_ms=latency_ms,
@@ -131,6 +139,7 @@ class AnswerService:
         started = time.perf_counter()
         message_id = new_id()
         citations: list[Any] = []
+        sources: list[dict[str, Any]] = []
         async for event in self.pipeline.run(
             question,
             flt=flt,
@@ -140,12 +149,14 @@ class AnswerService:
             message_id=message_id,
             top_k=top_k or self.settings.retrieval.top_k,
         ):
-            if isinstance(event, Citations):
+            if isinstance(event, Sources):
+                sources = event.sources
+            elif isinstance(event, Citations):
                 citations = event.citations
             elif isinstance(event, Done):
                 await asyncio.to_thread(
                     self.close_turn, principal=principal, conversation_id=turn.conversation_id,
                     message_id=message_id, done=event, citations=citations,
-                    latency_ms=(time.perf_counter() - started) * 1000,
+                    latency_ms=(time.perf_counter() - started) * 1000, question=question, sources=sources,
                 )
             yield event

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from app.services import review
 from core.db import repositories as repo
 from core.db.session import Database
 from core.principal import Principal
@@ -80,5 +81,9 @@ def add_feedback(
             actor_id=principal.id,
             rating=rating,
             comment=comment,
+        )
+        # A thumbs-down enters the editors' review queue.
+        review.record_feedback(
+            session=s, tenant_id=principal.tenant_id, message_id=message_id, rating=rating, comment=comment
         )
         return FeedbackCreated(id=fb.id)

@@ -216,6 +216,10 @@ class Conversation(Base):
 
 
 class Message(Base):
+    """One turn. An assistant message's ``meta`` holds how the answer ended: ``outcome`` (answered / partial /
+    not_found), ``missing``, ``refused``, ``degraded``, ``timings_ms`` (first_token, total, ...), ``unit`` (the
+    answering section) and ``sources`` (the passages it was given: chunk, document, title, section)."""
+
     __tablename__ = "messages"
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
@@ -273,3 +277,79 @@ class AuditEvent(Base):
     target: Mapped[str] = mapped_column(String(256), default="")
     detail: Mapped[dict[str, Any]] = mapped_column(default=dict)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
+
+
+class ReviewItem(Base):
+    """An answer that needs a look: thumbs-down feedback, or an answer that ended ``not_found`` / ``partial``. One per
+    assistant message (``reasons`` collects why). A reviewer marks the right section (``expected_*``), writes the
+    facts the answer must contain, or marks the document as missing; a reviewed item belongs to the tenant's
+    regression set."""
+
+    __tablename__ = "review_items"
+    __table_args__ = (Index("ix_review_items_tenant_status_created", "tenant_id", "status", "created_at"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    tenant_id: Mapped[str] = mapped_column(String(64))
+    message_id: Mapped[str] = mapped_column(ForeignKey("messages.id", ondelete="CASCADE"), unique=True)
+    question: Mapped[str] = mapped_column(Text, default="")
+    answer: Mapped[str] = mapped_column(Text, default="")
+    outcome: Mapped[str] = mapped_column(String(16), default="")
+    sources: Mapped[list[Any]] = mapped_column(default=list)
+    reasons: Mapped[list[str]] = mapped_column(default=list)
+    comment: Mapped[str] = mapped_column(Text, default="")
+    status: Mapped[str] = mapped_column(String(16), default="open")
+    expected_chunk_id: Mapped[str | None] = mapped_column(String(32))
+    expected_document_id: Mapped[str | None] = mapped_column(String(32))
+    expected_title: Mapped[str] = mapped_column(String(512), default="")
+    expected_section: Mapped[list[str]] = mapped_column(default=list)
+    expected_facts: Mapped[list[str]] = mapped_column(default=list)
+    document_missing: Mapped[bool] = mapped_column(Boolean, default=False)
+    reviewer_id: Mapped[str | None] = mapped_column(String(32))
+    reviewed_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
+
+
+class RegressionRun(Base):
+    """One replay of a tenant's regression set through the answer pipeline. ``results``: one entry per item (passed,
+    section_ok, facts_ok, missing facts, outcome, cited sections, change against the previous run)."""
+
+    __tablename__ = "regression_runs"
+    __table_args__ = (Index("ix_regression_runs_tenant_started", "tenant_id", "started_at"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    tenant_id: Mapped[str] = mapped_column(String(64))
+    actor_name: Mapped[str] = mapped_column(String(254), default="")
+    started_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    finished_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+    total: Mapped[int] = mapped_column(Integer, default=0)
+    passed: Mapped[int] = mapped_column(Integer, default=0)
+    previous_run_id: Mapped[str | None] = mapped_column(String(32))
+    results: Mapped[list[Any]] = mapped_column(default=list)
+
+
+class AnswerStat(Base):
+    """How one stored answer ended, in columns the usage analytics can aggregate without reading JSON: written with
+    the assistant message (``app.services.analytics.record_answer``); the migration copies older answers' meta."""
+
+    __tablename__ = "answer_stats"
+    __table_args__ = (Index("ix_answer_stats_tenant_created", "tenant_id", "created_at"),)
+
+    message_id: Mapped[str] = mapped_column(ForeignKey("messages.id", ondelete="CASCADE"), primary_key=True)
+    tenant_id: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    outcome: Mapped[str] = mapped_column(String(16), default="")
+    first_token_ms: Mapped[float | None] = mapped_column(Float)
+    total_ms: Mapped[float | None] = mapped_column(Float)
+
+
+class AnswerCitation(Base):
+    """A document an answer cited (once per answer and document)."""
+
+    __tablename__ = "answer_citations"
+    __table_args__ = (Index("ix_answer_citations_tenant_created_doc", "tenant_id", "created_at", "document_id"),)
+
+    message_id: Mapped[str] = mapped_column(ForeignKey("messages.id", ondelete="CASCADE"), primary_key=True)
+    document_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    tenant_id: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))

@@ -5,20 +5,21 @@ import { AdminPage } from "./admin/AdminPage";
 import { ChangePasswordDialog } from "./auth/ChangePassword";
 import { LoginPage } from "./auth/LoginPage";
 import { ChatPage } from "./chat/ChatPage";
+import { ReviewPage } from "./review/ReviewPage";
 import { ErrorAlert } from "./ui/ErrorAlert";
 import { DocumentsPage } from "./upload/DocumentsPage";
 
-type Page = "chat" | "documents" | "admin";
+type Page = "chat" | "documents" | "review" | "admin";
 
 const RANK: Record<Role, number> = { agent: 0, editor: 1, admin: 2 };
 
 export function canAccess(role: Role, page: Page): boolean {
-  if (page === "documents") return RANK[role] >= RANK.editor;
+  if (page === "documents" || page === "review") return RANK[role] >= RANK.editor;
   if (page === "admin") return role === "admin";
   return true;
 }
 
-const LABELS: Record<Page, string> = { chat: "Chat", documents: "Documents", admin: "Admin" };
+const LABELS: Record<Page, string> = { chat: "Chat", documents: "Documents", review: "Review", admin: "Admin" };
 
 export function App() {
   const [session, setSession] = useState<Session | null | undefined>(undefined);
@@ -98,6 +99,7 @@ export function App() {
       <main className="content">
         {page === "chat" && <ChatPage />}
         {page === "documents" && canAccess(session.role, "documents") && <DocumentsPage />}
+        {page === "review" && canAccess(session.role, "review") && <ReviewPage canRun={session.role === "admin"} />}
         {page === "admin" && canAccess(session.role, "admin") && <AdminPage />}
       </main>
     </div>

@@ -1,7 +1,7 @@
 """single sign-on: logins in progress and the linked identity of a user
 
 Revision ID: 0006
-Revises: 0004
+Revises: 0005
 Create Date: 2026-12-01 00:10:00
 
 ``oidc_logins`` holds an OpenID Connect login between the redirect to the provider and its callback (state hash, nonce,
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0006"
-down_revision = "0004"
+down_revision = "0005"
 branch_labels = None
 depends_on = None
 

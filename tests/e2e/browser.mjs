@@ -411,6 +411,33 @@ async function run(page) {
   await assertAccessible(page, "chat with an excerpt answer");
   log(`numbered steps: ${items.length} steps quoted under "${caption.trim()}"; the whole section shown`);
 
+  if (await adminTab.count()) {
+    step = "review loop";
+    // A thumbs-down puts the answer in the review queue; the reviewer marks the answering section, the regression
+    // run replays it, and the knowledge-gaps report lists the question.
+    await stepsTurn.getByRole("button", { name: "Not helpful", exact: true }).click();
+    await stepsTurn.getByLabel("Comment (optional)").fill(`review loop ${RUN_ID}`);
+    await stepsTurn.getByRole("button", { name: "Send feedback" }).click();
+    await stepsTurn.getByText("Thanks for the feedback.").waitFor({ timeout: 10_000 });
+    await page.getByRole("button", { name: "Review", exact: true }).click();
+    await page.getByRole("region", { name: "Review items" }).getByRole("button", { name: STEPS_QUESTION }).first().click();
+    const reviewItem = page.getByRole("article", { name: "Review item" });
+    await reviewItem.getByText(`review loop ${RUN_ID}`).waitFor({ timeout: 10_000 });
+    await reviewItem.getByRole("button", { name: "Search", exact: true }).click();
+    await reviewItem.getByRole("button", { name: "Mark this section" }).first().click({ timeout: 15_000 });
+    await reviewItem.getByRole("button", { name: "Save review" }).click();
+    await reviewItem.getByText("Saved.").waitFor({ timeout: 10_000 });
+    await page.getByRole("button", { name: "Run regression" }).click();
+    const results = page.getByRole("region", { name: "Regression results" });
+    await results.getByText(STEPS_QUESTION).first().waitFor({ timeout: ANSWER_TIMEOUT_MS });
+    const summary = (await page.getByRole("status").filter({ hasText: /passed/ }).first().textContent()) ?? "";
+    const gaps = page.getByRole("region", { name: "Knowledge gap topics" });
+    await gaps.getByText(STEPS_QUESTION).first().waitFor({ timeout: 15_000 });
+    await shot(page, "08-review");
+    await assertAccessible(page, "review queue, regression run and knowledge gaps");
+    log(`review loop: ${summary.trim()}; the question is listed in the knowledge gaps`);
+  }
+
   await citedPdfPage(page);
 
   for (const viewport of VIEWPORTS) {

@@ -1,8 +1,9 @@
 """The web app in headless Chromium (Playwright core) against the real server: log in with e-mail and password,
 upload, watch it reach indexed, ask, open a citation, give feedback, open a cited PDF page (drawn by pdf.js, the passage
-highlighted), see the audit log, pass axe-core's WCAG 2.1 A/AA
-rules on every screen and work by keyboard alone; then a user of a second tenant, who must not see the first
-tenant's document. Screenshots land in tests/e2e/artifacts/."""
+highlighted), see the audit log, pass axe-core's WCAG 2.1 A/AA rules on every screen and work by keyboard alone; a
+thumbs-down puts an answer in the review queue, where the reviewer marks its section, the regression run lists it and
+the knowledge-gaps report shows its topic; then a user of a second tenant, who must not see the first tenant's
+document. Screenshots land in tests/e2e/artifacts/."""
 
 from __future__ import annotations
 

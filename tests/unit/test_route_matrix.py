@@ -18,7 +18,9 @@ from sqlalchemy import update
 
 from app.main import create_app
 from app.services import sso
+from app.services import review
 from core.db import repositories as repo
+from core.db.models import RegressionRun
 from core.db.chunk_store import DbChunkStore
 from core.db.models import Chunk, IngestionJob
 from core.types import Role
@@ -75,6 +77,17 @@ MATRIX: dict[tuple[str, str], tuple[str, str, str, str, str]] = {
     ("GET", "/api/v1/audit"): ("401", "403", "403", "2xx", "2xx"),
     ("POST", "/v1/chat/completions"): ("401", "2xx", "2xx", "2xx", "2xx"),
     ("GET", "/v1/models"): ("401", "2xx", "2xx", "2xx", "2xx"),
+    # The review queue and its reports: editors and admins of the tenant; starting a regression run: admins only.
+    ("GET", "/api/v1/review/items"): ("401", "403", "2xx", "2xx", "2xx"),
+    ("GET", "/api/v1/review/items/{item_id}"): ("401", "403", "2xx", "2xx", "404"),
+    ("GET", "/api/v1/review/items/{item_id}/search"): ("401", "403", "2xx", "2xx", "404"),
+    ("PUT", "/api/v1/review/items/{item_id}"): ("401", "403", "2xx", "2xx", "404"),
+    ("GET", "/api/v1/review/regression"): ("401", "403", "2xx", "2xx", "2xx"),
+    ("GET", "/api/v1/review/runs"): ("401", "403", "2xx", "2xx", "2xx"),
+    ("POST", "/api/v1/review/runs"): ("401", "403", "403", "2xx", "2xx"),
+    ("GET", "/api/v1/review/runs/{run_id}"): ("401", "403", "2xx", "2xx", "404"),
+    ("GET", "/api/v1/review/gaps"): ("401", "403", "2xx", "2xx", "2xx"),
+    ("GET", "/api/v1/analytics"): ("401", "403", "403", "2xx", "2xx"),
 }
 
 # ACL groups on the document routes: the document is restricted to group "hr".
@@ -123,6 +136,10 @@ class World:
             )
             conv = repo.create_conversation(session=s, tenant_id="acme", actor_id=self.ids["agent"], title="t")
             msg = repo.add_message(session=s, conversation_id=conv.id, role="assistant", content="an answer")
+            item = review.record_feedback(session=s, tenant_id="acme", message_id=msg.id, rating="down", comment="")
+            run = RegressionRun(tenant_id="acme", actor_name="admin", total=0, passed=0, results=[])
+            s.add(run)
+            s.flush()
             key, _ = repo.create_api_key(session=s, tenant_id="acme", name=f"k{n}", role=Role.AGENT)
             user = repo.create_user(
                 session=s, tenant_id="acme", email=f"u{n}@acme.example", name="u", role=Role.AGENT, password=PASSWORD
@@ -132,6 +149,8 @@ class World:
                 "chunk_id": chunk_id,
                 "conversation_id": conv.id,
                 "message_id": msg.id,
+                "item_id": item.id if item is not None else "",
+                "run_id": run.id,
                 "key_id": key.id,
                 "user_id": user.id,
             }
@@ -161,6 +180,8 @@ class World:
             kw["json"] = {"email": f"new{n}@example.com", "password": PASSWORD}
         elif (method, path) == ("PATCH", "/api/v1/users/{user_id}"):
             kw["json"] = {"name": "renamed"}
+        elif (method, path) == ("PUT", "/api/v1/review/items/{item_id}"):
+            kw["json"] = {"facts": ["24 months"], "document_missing": False}
         elif path == "/v1/chat/completions":
             kw["json"] = {"messages": [{"role": "user", "content": "what is in the doc?"}]}
         self.client.cookies.clear()  # a login row leaves a session cookie: every call is only its own caller

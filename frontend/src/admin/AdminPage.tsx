@@ -1,3 +1,4 @@
+import { AnalyticsPanel } from "./AnalyticsPanel";
 import { AuditPanel } from "./AuditPanel";
 import { KeysPanel } from "./KeysPanel";
 import { UsagePanel } from "./UsagePanel";
@@ -8,6 +9,7 @@ export function AdminPage() {
     <div className="admin-page">
       <UsersPanel />
       <KeysPanel />
+      <AnalyticsPanel />
       <UsagePanel />
       <AuditPanel />
     </div>

@@ -2,6 +2,7 @@
 // non-GET request carries the CSRF token received at login.
 import { createSseParser } from "./sse";
 import type {
+  AnalyticsReport,
   ApiKey,
   AskEvent,
   AuditPage,
@@ -12,7 +13,13 @@ import type {
   CreatedKey,
   DocumentDetail,
   DocumentSummary,
+  GapsReport,
   NewUser,
+  RegressionRun,
+  ReviewItem,
+  ReviewStatus,
+  ReviewUpdate,
+  SectionHit,
   Role,
   Session,
   UploadedDocument,
@@ -409,6 +416,33 @@ export function listAudit(q: AuditQuery = {}): Promise<AuditPage> {
   if (q.before != null) qs.set("before", String(q.before));
   return json<AuditPage>("GET", `/audit?${qs}`);
 }
+
+// --- review queue, regression runs, gaps (editors), analytics (admins) -------------------------------------------
+
+export const listReviewItems = (status: ReviewStatus | "all" = "open") =>
+  json<{ items: ReviewItem[] }>("GET", `/review/items?status=${status}`).then((r) => r.items);
+
+export const searchReviewSections = (id: string, q: string) =>
+  json<{ query: string; results: SectionHit[] }>(
+    "GET",
+    `/review/items/${encodeURIComponent(id)}/search${q ? `?q=${encodeURIComponent(q)}` : ""}`,
+  );
+
+export const updateReviewItem = (id: string, update: ReviewUpdate) =>
+  json<ReviewItem>("PUT", `/review/items/${encodeURIComponent(id)}`, update);
+
+export const startRegressionRun = () => json<RegressionRun>("POST", "/review/runs");
+
+export const listRegressionRuns = () => json<{ runs: RegressionRun[] }>("GET", "/review/runs").then((r) => r.runs);
+
+export const getRegressionRun = (id: string) => json<RegressionRun>("GET", `/review/runs/${encodeURIComponent(id)}`);
+
+export const getGaps = (days = 30) => json<GapsReport>("GET", `/review/gaps?days=${days}`);
+
+/** Where the browser downloads the gaps report as CSV (a plain GET: the session cookie authenticates it). */
+export const gapsCsvUrl = (days = 30) => `${API_BASE}/review/gaps?days=${days}&format=csv`;
+
+export const getAnalytics = (days = 30) => json<AnalyticsReport>("GET", `/analytics?days=${days}`);
 
 export function errorMessage(err: unknown): string {
   if (err instanceof ApiError) {

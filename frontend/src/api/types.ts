@@ -265,3 +265,130 @@ export interface AuditPage {
   /** Pass as `before` to get the next (older) page; null when there is none. */
   next_before: number | null;
 }
+
+// --- review queue, regression runs, knowledge gaps, analytics ------------------------------------------------------
+
+export interface ReviewSource {
+  n: number | null;
+  chunk_id: string | null;
+  document_id: string | null;
+  title: string;
+  section_path: string[];
+  page_start: number | null;
+  page_end: number | null;
+}
+
+export type ReviewStatus = "open" | "reviewed" | "dismissed";
+
+export interface ReviewItem {
+  id: string;
+  message_id: string;
+  question: string;
+  answer: string;
+  outcome: string;
+  /** Why it is in the queue: "thumbs_down", "not_found", "partial". */
+  reasons: string[];
+  comment: string;
+  sources: ReviewSource[];
+  /** Sources from documents outside the reviewer's ACL groups (not shown). */
+  hidden_sources: number;
+  status: ReviewStatus;
+  expected: {
+    chunk_id: string | null;
+    document_id: string | null;
+    title: string;
+    section_path: string[];
+    facts: string[];
+    document_missing: boolean;
+  };
+  reviewed_at: string | null;
+  created_at: string;
+}
+
+export interface ReviewUpdate {
+  chunk_id: string | null;
+  facts: string[];
+  document_missing: boolean;
+  status?: ReviewStatus;
+}
+
+export interface SectionHit {
+  chunk_id: string;
+  document_id: string;
+  title: string;
+  section_path: string[];
+  page_start: number | null;
+  text: string;
+  score: number;
+}
+
+export interface SectionRef {
+  document_id: string | null;
+  title: string;
+  section_path: string[];
+}
+
+export interface RunResult {
+  item_id: string;
+  question: string;
+  passed: boolean;
+  section_ok: boolean | null;
+  facts_ok: boolean | null;
+  document_missing_ok: boolean | null;
+  missing_facts: string[];
+  expected_section: SectionRef;
+  cited_sections: SectionRef[];
+  outcome: string;
+  answer: string;
+  degraded: string[];
+  error: string;
+  change: "new" | "same" | "fixed" | "broke";
+  latency_ms: number;
+}
+
+export interface RegressionRun {
+  id: string;
+  actor_name: string;
+  started_at: string;
+  finished_at: string | null;
+  total: number;
+  passed: number;
+  failed: number;
+  previous_run_id: string | null;
+  changes: Record<string, number>;
+  results: RunResult[];
+}
+
+export interface GapTopic {
+  label: string;
+  terms: string[];
+  count: number;
+  reasons: Record<string, number>;
+  /** Questions per day, oldest first. */
+  trend: number[];
+  examples: string[];
+  documents: { document_id: string; title: string; section_path: string[]; score: number }[];
+}
+
+export interface GapsReport {
+  days: number;
+  total: number;
+  topics: GapTopic[];
+}
+
+export interface Percentiles {
+  count: number;
+  p50: number;
+  p90: number;
+  p95: number;
+  p99: number;
+}
+
+export interface AnalyticsReport {
+  days: number;
+  questions_per_day: { day: string; questions: number; tokens: number }[];
+  outcome_mix: Record<string, number>;
+  latency_ms: Record<"first_token" | "total", Percentiles>;
+  most_cited: { document_id: string; title: string; answers: number }[];
+  never_cited: { days: number; count: number; documents: { document_id: string; title: string; created_at: string }[] };
+}
