@@ -17,12 +17,10 @@ from fastapi.testclient import TestClient
 from sqlalchemy import update
 
 from app.main import create_app
-from app.services import sso
-from app.services import review
+from app.services import review, sso
 from core.db import repositories as repo
-from core.db.models import RegressionRun
 from core.db.chunk_store import DbChunkStore
-from core.db.models import Chunk, IngestionJob
+from core.db.models import Chunk, IngestionJob, RegressionRun
 from core.types import Role
 from ingestion.service import IngestService
 from tests.fakes import FakeIndexRemover, FakeOidcIssuer
