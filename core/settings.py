@@ -73,6 +73,11 @@ class EmbeddingSettings(BaseModel):
 
 class IndexSettings(BaseModel):
     backend: Literal["embedded", "weaviate"] = "embedded"
+    #: Where the knowledge graph lives: ``embedded`` (networkx, persisted under ``<data_dir>/indexes/graph``; every
+    #: process loads whole tenant graphs) or ``postgres`` (tables in the application database, written in the
+    #: transaction of the document's chunk rows; a search reads only the seed entities' neighbourhood). ``postgres``
+    #: needs ``database.url`` to be a PostgreSQL URL.
+    graph_backend: Literal["embedded", "postgres"] = "embedded"
     weaviate_url: str = "http://127.0.0.1:8080"
     weaviate_grpc_port: int = 50051
     weaviate_api_key: str = ""
@@ -178,6 +183,8 @@ class Settings(BaseSettings):
                 )
             if not self.database.url:
                 raise ValueError("KBQA_DATABASE__URL must be set outside local mode (embedded SQLite is local only)")
+        if self.index.graph_backend == "postgres" and not self.database.url.startswith("postgresql"):
+            raise ValueError("index.graph_backend=postgres needs KBQA_DATABASE__URL to be a PostgreSQL URL")
         if self.ingestion.chunk_overlap_tokens >= self.ingestion.chunk_target_tokens:
             raise ValueError("ingestion.chunk_overlap_tokens must be smaller than chunk_target_tokens")
         if self.generation.max_new_tokens >= self.generation.context_window:

@@ -29,7 +29,9 @@ from core.settings import Settings
 from core.tracing import extract, tracer
 from core.types import ChunkRecord
 from ingestion.jobs import JobTracker, LeaseLost
-from retrieval.protocols import Embedder, GraphIndex, KeywordIndex, VectorIndex
+from sqlalchemy.orm import Session
+
+from retrieval.protocols import Embedder, GraphIndex, KeywordIndex, TransactionalGraphIndex, VectorIndex
 
 log = logging.getLogger(__name__)
 
@@ -59,18 +61,32 @@ class Indexes:
                 fcntl.flock(fh, fcntl.LOCK_UN)
 
     def upsert(
-        self, document_id: str, chunks: Sequence[ChunkRecord], vectors: np.ndarray, entities: Sequence[Sequence[str]]
+        self,
+        document_id: str,
+        chunks: Sequence[ChunkRecord],
+        vectors: np.ndarray,
+        entities: Sequence[Sequence[str]],
+        *,
+        session: Session | None = None,
     ) -> None:
+        """Write the document to every index. A graph kept in the database (``TransactionalGraphIndex``) writes
+        through ``session``, so it commits with the caller's chunk rows."""
         with self.writing():
             self.keyword.upsert_document(document_id, chunks)
             self.vector.upsert_document(document_id, chunks, vectors)
-            self.graph.upsert_document(document_id, chunks, entities)
+            if session is not None and isinstance(self.graph, TransactionalGraphIndex):
+                self.graph.upsert_document_in(session, document_id, chunks, entities)
+            else:
+                self.graph.upsert_document(document_id, chunks, entities)
 
-    def delete(self, document_id: str) -> None:
+    def delete(self, document_id: str, *, session: Session | None = None) -> None:
         with self.writing():
             self.keyword.delete_document(document_id)
             self.vector.delete_document(document_id)
-            self.graph.delete_document(document_id)
+            if session is not None and isinstance(self.graph, TransactionalGraphIndex):
+                self.graph.delete_document_in(session, document_id)
+            else:
+                self.graph.delete_document(document_id)
 
     def close(self) -> None:
         for idx in (self.keyword, self.vector, self.graph):
@@ -236,7 +252,7 @@ class IngestPipeline:
                 doc = s.get(Document, document_id)
                 if doc is None:
                     raise AppError(ErrorCode.NOT_FOUND, "document was deleted while it was being indexed")
-                self.indexes.upsert(document_id, chunks, vectors, entities)
+                self.indexes.upsert(document_id, chunks, vectors, entities, session=s)
                 repo.replace_chunks(
                     session=s, document=doc, chunks=chunks, embedder_version=self.embedder.model_version
                 )

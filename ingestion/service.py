@@ -170,7 +170,7 @@ class IngestService:
         with self.db.session() as s:
             doc = repo.get_document(session=s, tenant_id=tenant_id, document_id=document_id, acl_groups=acl_scope)
             storage = doc.storage_path
-            self.indexes.delete(doc.id)
+            self.indexes.delete(doc.id, session=s)
             repo.delete_document(session=s, document=doc)
             repo.audit(session=s, tenant_id=tenant_id, actor=actor, action="document.delete", target=document_id)
             others = s.query(Document).filter(Document.storage_path == storage, Document.id != document_id).count()

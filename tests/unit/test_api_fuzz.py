@@ -27,7 +27,7 @@ class FakeDispatcher:
 
 
 class FakeIndexRemover:
-    def delete(self, document_id: str) -> None:
+    def delete(self, document_id: str, *, session: object = None) -> None:
         pass
 
 

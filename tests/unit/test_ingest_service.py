@@ -32,7 +32,7 @@ class FakeIndexes:
     def __init__(self) -> None:
         self.deleted: list[str] = []
 
-    def delete(self, document_id: str) -> None:
+    def delete(self, document_id: str, *, session: object = None) -> None:
         self.deleted.append(document_id)
 
 
