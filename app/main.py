@@ -128,7 +128,7 @@ def build_container(settings: Settings) -> Container:
         dispatcher = CeleryDispatcher(settings)
     else:
         dispatcher = InlineDispatcher(runtime.pipeline.run)
-    ingest = IngestService(settings=settings, db=db, dispatcher=dispatcher, indexes=indexes)
+    ingest = IngestService(settings=settings, db=db, dispatcher=dispatcher, indexes=indexes, files=runtime.files)
     limiter = QuotaLimiter(
         requests_per_minute=settings.api.requests_per_minute,
         tokens_per_minute=settings.api.tokens_per_minute,

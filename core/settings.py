@@ -87,6 +87,31 @@ class IndexSettings(BaseModel):
     hnsw_expansion_search: int = Field(default=256, ge=16, le=4096)
 
 
+class FileStoreSettings(BaseModel):
+    """Where uploaded originals are kept: ``local`` (``<data_dir>/uploads``; embedded mode, or one machine) or
+    ``s3`` (an S3-compatible bucket: MinIO, AWS S3, ...; distributed mode, so API replicas and workers need no
+    shared volume). ``s3`` needs the ``s3`` extra."""
+
+    backend: Literal["local", "s3"] = "local"
+    #: ``http(s)://host:port`` of the S3 API, e.g. ``http://minio:9000`` or ``https://s3.eu-west-1.amazonaws.com``.
+    s3_endpoint: str = ""
+    s3_bucket: str = "kbqa-uploads"
+    s3_access_key: str = ""
+    s3_secret_key: str = ""
+    #: Region for AWS; empty lets the client ask the server (MinIO answers ``us-east-1``).
+    s3_region: str = ""
+    #: Optional key prefix inside the bucket (several deployments sharing one bucket).
+    s3_prefix: str = ""
+    #: Read timeout of one request; connections time out after at most 3 s. Two retries on errors and 5xx.
+    timeout_s: float = Field(default=10.0, gt=0)
+
+    @model_validator(mode="after")
+    def _s3_complete(self) -> FileStoreSettings:
+        if self.backend == "s3" and not (self.s3_endpoint and self.s3_bucket):
+            raise ValueError("file_store.backend=s3 needs file_store.s3_endpoint and file_store.s3_bucket")
+        return self
+
+
 class RetrievalSettings(BaseModel):
     top_k: int = Field(default=8, ge=1, le=100)
     candidates: int = Field(default=50, ge=1, le=1000)
@@ -168,6 +193,7 @@ class Settings(BaseSettings):
     ingestion: IngestionSettings = IngestionSettings()
     embedding: EmbeddingSettings = EmbeddingSettings()
     index: IndexSettings = IndexSettings()
+    file_store: FileStoreSettings = FileStoreSettings()
     retrieval: RetrievalSettings = RetrievalSettings()
     generation: GenerationSettings = GenerationSettings()
     api: ApiSettings = ApiSettings()

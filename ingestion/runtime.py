@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.db.session import Database
+from core.filestore import FileStore, build_file_store
 from core.settings import Settings
 from ingestion.entities import EntityExtractor
 from ingestion.pipeline import Indexes, IngestPipeline
@@ -24,6 +25,7 @@ class IngestRuntime:
     indexes: Indexes
     embedder: Embedder
     pipeline: IngestPipeline
+    files: FileStore
 
     def close(self) -> None:
         self.indexes.close()
@@ -51,5 +53,8 @@ def build_ingest_runtime(
     embedder = embedder or build_embedder(settings.embedding)
     extractor = EntityExtractor()
     indexes = indexes or build_indexes(settings, embedder, db)
-    pipeline = IngestPipeline(settings=settings, db=db, indexes=indexes, embedder=embedder, extractor=extractor)
-    return IngestRuntime(settings=settings, db=db, indexes=indexes, embedder=embedder, pipeline=pipeline)
+    files = build_file_store(settings)
+    pipeline = IngestPipeline(
+        settings=settings, db=db, indexes=indexes, embedder=embedder, extractor=extractor, files=files
+    )
+    return IngestRuntime(settings=settings, db=db, indexes=indexes, embedder=embedder, pipeline=pipeline, files=files)

@@ -12,17 +12,19 @@ import hashlib
 import logging
 import os
 import re
-import tempfile
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from sqlalchemy.orm import Session
+
 from core.db import repositories as repo
 from core.db.models import Document, IngestionJob, utcnow
 from core.db.session import Database
 from core.errors import AppError, ErrorCode
+from core.filestore import FileStore, build_file_store, upload_key
 from core.settings import Settings
 from core.tracing import inject
 from core.types import SYSTEM_ACTOR, Actor, acl_allows
@@ -38,7 +40,7 @@ class Dispatcher(Protocol):
 
 
 class IndexRemover(Protocol):
-    def delete(self, document_id: str) -> None: ...
+    def delete(self, document_id: str, *, session: Session | None = None) -> None: ...
 
 
 _UNSAFE = re.compile(r"[^\w.\- ()\[\]+,@]+", re.UNICODE)
@@ -63,11 +65,20 @@ class Submitted:
 
 
 class IngestService:
-    def __init__(self, *, settings: Settings, db: Database, dispatcher: Dispatcher, indexes: IndexRemover) -> None:
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        db: Database,
+        dispatcher: Dispatcher,
+        indexes: IndexRemover,
+        files: FileStore | None = None,
+    ) -> None:
         self.settings = settings
         self.db = db
         self.dispatcher = dispatcher
         self.indexes = indexes
+        self.files = files if files is not None else build_file_store(settings)
 
     # --- write paths ------------------------------------------------------------------------------------------------
 
@@ -104,12 +115,13 @@ class IngestService:
                         f"{name}: the same content is already stored in a document outside your ACL groups",
                     )
                 return Submitted(document=same, duplicate=True)
-            path = self._store(tenant_id, digest, data)
+            key = upload_key(tenant_id, digest)
+            self.files.put(key, data)
             doc = repo.get_document_by_filename(session=s, tenant_id=tenant_id, filename=name, acl_groups=acl_scope)
             if doc is not None:
                 doc.version += 1
                 doc.content_hash = digest
-                doc.storage_path = str(path)
+                doc.storage_path = key
                 doc.size_bytes = len(data)
                 doc.status = "queued"
                 doc.failure_reason = None
@@ -124,7 +136,7 @@ class IngestService:
                     filename=name,
                     title=Path(name).stem,
                     content_hash=digest,
-                    storage_path=str(path),
+                    storage_path=key,
                     size_bytes=len(data),
                     version=1,
                     status="queued",
@@ -175,7 +187,7 @@ class IngestService:
             repo.audit(session=s, tenant_id=tenant_id, actor=actor, action="document.delete", target=document_id)
             others = s.query(Document).filter(Document.storage_path == storage, Document.id != document_id).count()
         if storage and not others:
-            Path(storage).unlink(missing_ok=True)
+            self.files.delete(storage)
 
     # --- durability -------------------------------------------------------------------------------------------------
 
@@ -229,20 +241,6 @@ class IngestService:
             job = s.get(IngestionJob, job_id)
             if job is not None:
                 job.dispatched = True
-
-    def _store(self, tenant_id: str, digest: str, data: bytes) -> Path:
-        folder = self.settings.upload_dir / _safe_segment(tenant_id) / digest[:2]
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / digest
-        if not path.exists():
-            with tempfile.NamedTemporaryFile(dir=folder, delete=False) as tmp:
-                tmp.write(data)
-            os.replace(tmp.name, path)
-        return path.resolve()
-
-
-def _safe_segment(value: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", value)[:64] or "_"
 
 
 def _queue_grace(settings: Settings) -> dt.timedelta:

@@ -1,5 +1,5 @@
-"""Helpers for tests that start real server processes: a free local port, waiting for a readiness URL, and a real
-Weaviate server (the binary ``scripts/build-go-servers.sh`` builds) on free loopback ports."""
+"""Helpers for tests that start real server processes: a free local port, waiting for a readiness URL, and real
+Weaviate and MinIO servers (the binaries ``scripts/build-go-servers.sh`` builds) on free loopback ports."""
 
 from __future__ import annotations
 
@@ -114,6 +114,72 @@ def run_weaviate(binary: Path, data_dir: Path | None = None, timeout_s: float = 
     try:
         wait_ready(url, proc, log, timeout_s, path="/v1/.well-known/ready")
         yield WeaviateServer(url, grpc, proc)
+    finally:
+        stop_process(proc)
+        if own_dir:
+            shutil.rmtree(data, ignore_errors=True)
+
+
+# -- MinIO ------------------------------------------------------------------------------------------------------------
+def minio_binary() -> Path:
+    """Where ``scripts/build-go-servers.sh`` keeps the MinIO server (``KBQA_TEST_MINIO_BIN`` overrides). The file may
+    not exist: ``make services`` builds it."""
+    if os.environ.get("KBQA_TEST_MINIO_BIN"):
+        return Path(os.environ["KBQA_TEST_MINIO_BIN"])
+    out = subprocess.run(
+        ["bash", str(REPO / "scripts" / "build-go-servers.sh"), "--path", "minio"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return Path(out.stdout.strip())
+
+
+@dataclass(frozen=True, slots=True)
+class MinioServer:
+    url: str
+    access_key: str
+    secret_key: str
+    proc: subprocess.Popen | None = None  # None: a server someone else runs (KBQA_TEST_S3_URL)
+
+
+@contextmanager
+def run_minio(binary: Path, data_dir: Path | None = None, timeout_s: float = 60.0) -> Iterator[MinioServer]:
+    """A throw-away single-drive MinIO on a free loopback port (S3 API; the web console on another free loopback
+    port), with a temp data dir (or ``data_dir``, kept) and random root credentials. Stopped (SIGTERM, then SIGKILL)
+    on exit."""
+    import secrets
+
+    own_dir = data_dir is None
+    data = Path(tempfile.mkdtemp(prefix="kbqa-minio-")) if data_dir is None else data_dir
+    port, console = free_port(), free_port()
+    user, password = "kbqa" + secrets.token_hex(4), secrets.token_urlsafe(24)
+    env = {
+        **os.environ,
+        "MINIO_ROOT_USER": user,
+        "MINIO_ROOT_PASSWORD": password,
+        "MINIO_BROWSER": "off",
+        "MINIO_UPDATE": "off",
+        "MINIO_CI_CD": "1",
+    }
+    (data / "data").mkdir(parents=True, exist_ok=True)
+    log = data / "minio.log"
+    url = f"http://127.0.0.1:{port}"
+    cmd = [
+        str(binary),
+        "server",
+        str(data / "data"),
+        "--address",
+        f"127.0.0.1:{port}",
+        "--console-address",
+        f"127.0.0.1:{console}",
+        "--quiet",
+    ]
+    with log.open("ab") as out:
+        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        wait_ready(url, proc, log, timeout_s, path="/minio/health/ready")
+        yield MinioServer(url, user, password, proc)
     finally:
         stop_process(proc)
         if own_dir:

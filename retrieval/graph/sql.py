@@ -1,4 +1,4 @@
-"""``PostgresGraphIndex``: the knowledge graph in PostgreSQL (distributed mode), a :class:`~retrieval.protocols.GraphIndex`.
+"""``PostgresGraphIndex``: the knowledge graph in PostgreSQL (distributed mode); a ``retrieval.protocols.GraphIndex``.
 
 The graph is the embedded store's (:mod:`retrieval.graph.store`: entity, chunk, document and section nodes; mention,
 structure and co-occurrence edges), kept per tenant in the tables ``graph_nodes``, ``graph_edges`` and
@@ -257,12 +257,11 @@ class PostgresGraphIndex:
             conn.execute(NODES.delete().where(NODES.c.tenant_id == tenant, NODES.c.document_id == document_id))
             if not lost:
                 continue
-            lost.sort()
             conn.execute(
                 NODES.update()
                 .where(NODES.c.tenant_id == tenant, NODES.c.node_id == sa.bindparam("ent"))
                 .values(mentions=NODES.c.mentions - sa.bindparam("n")),
-                [{"ent": e, "n": n} for e, n in lost],
+                [{"ent": e, "n": n} for e, n in sorted(lost)],
             )
             orphans = conn.execute(
                 NODES.delete()
@@ -520,8 +519,7 @@ class _SqlWalk:
         cap = self.params.max_nodes
         rows = self.conn.execute(_ENTITIES_OF, {"tenant": self.tenant, "chunks": chunks}).all()
         order = {c: i for i, c in enumerate(chunks)}
-        rows.sort(key=lambda r: order[r[0]])
-        for c, e, mentions in rows:
+        for c, e, mentions in sorted(rows, key=lambda r: order[r[0]]):
             self.degree.setdefault(e, int(mentions))
             ci = self.index[c]
             ei = self.index.get(e)

@@ -20,13 +20,15 @@ from retrieval.graph.sql import PostgresGraphIndex
 from tests.contract.graph_contract import GraphContract
 from tests.contract.index_contract import chunk
 
+#: Search deadline: generous, so that a busy test machine never cuts a walk short (that would change the ranking).
+TIMEOUT_S = 20.0
 GRAPH_TABLES = [GraphNode.__table__, GraphEdge.__table__, GraphToken.__table__]
 
 
 @pytest.mark.unit
 class TestNetworkXGraphIndex(GraphContract):
     def make_index(self, root: Path) -> NetworkXGraphIndex:
-        return NetworkXGraphIndex(root)
+        return NetworkXGraphIndex(root, timeout_s=TIMEOUT_S)
 
     def leftovers(self, index: NetworkXGraphIndex, tenant_id: str) -> int:
         t = index._tenants.get(tenant_id)
@@ -41,14 +43,19 @@ class TestPostgresGraphIndex(GraphContract):
     engine: Any = None
 
     @pytest.fixture(autouse=True)
-    def _database(self, pg_url: str) -> Iterator[None]:
-        self.engine = sa.create_engine(pg_url, pool_size=8)
+    def _database(self, pg_module_url: str) -> Iterator[None]:
+        """One database for the module (creating one per test was most of the suite's time); emptied per test."""
+        self.engine = sa.create_engine(pg_module_url, pool_size=8)
         Base.metadata.create_all(self.engine)
+        with self.engine.begin() as conn:
+            conn.execute(sa.text("TRUNCATE graph_nodes, graph_edges, graph_tokens, tenants CASCADE"))
         yield
         self.engine.dispose()
 
     def make_index(self, root: Path) -> PostgresGraphIndex:
-        return PostgresGraphIndex(self.engine)  # ``root`` is unused: "reopening" is a new index on the same database
+        return PostgresGraphIndex(
+            self.engine, timeout_s=TIMEOUT_S
+        )  # ``root`` is unused: "reopening" is a new index on the same database
 
     def leftovers(self, index: PostgresGraphIndex, tenant_id: str) -> int:
         with self.engine.connect() as conn:
@@ -63,9 +70,9 @@ class TestPostgresGraphIndex(GraphContract):
         with pytest.raises(AppError):
             PostgresGraphIndex(sa.create_engine(f"sqlite:///{tmp_path / 'x.db'}"))
 
-    def test_writes_join_the_callers_transaction(self, index: PostgresGraphIndex, pg_url: str) -> None:
+    def test_writes_join_the_callers_transaction(self, index: PostgresGraphIndex, pg_module_url: str) -> None:
         """The pipeline writes the graph through its session: rolled back with the chunk rows, committed with them."""
-        db = Database(pg_url)
+        db = Database(pg_module_url)
         c = chunk("t1", "d1", 0, text="Alice met Bob")
         try:
             with pytest.raises(RuntimeError), db.session() as s:
@@ -75,7 +82,9 @@ class TestPostgresGraphIndex(GraphContract):
             with db.session() as s:
                 s.add(Tenant(id="t1", name="t1"))
                 s.flush()
-                s.add(Document(id="d1", tenant_id="t1", filename="a.txt", content_hash="h", version=1, status="indexed"))
+                s.add(
+                    Document(id="d1", tenant_id="t1", filename="a.txt", content_hash="h", version=1, status="indexed")
+                )
                 s.flush()
                 s.add(Chunk(id=c.id, tenant_id="t1", document_id="d1", document_version=1, order=0, text=c.text))
                 index.upsert_document_in(s, "d1", [c], [["Alice", "Bob"]])
@@ -89,7 +98,7 @@ class TestPostgresGraphIndex(GraphContract):
 
     def test_ranks_like_the_embedded_graph(self, index: PostgresGraphIndex, tmp_path: Path) -> None:
         """The same edits on both stores give the same hits and scores (the bounds are not reached here)."""
-        embedded = NetworkXGraphIndex(tmp_path / "nx")
+        embedded = NetworkXGraphIndex(tmp_path / "nx", timeout_s=TIMEOUT_S)
         rng = random.Random(7)
         names = [f"Entity {w}" for w in ("alpha", "beta", "gamma", "delta", "omega", "sigma", "kappa", "theta")]
         docs = {}
