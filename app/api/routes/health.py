@@ -22,8 +22,8 @@ def healthz() -> dict[str, str]:
 
 @router.get("/readyz", summary="Ready: database usable, models loaded, at least one index usable")
 def readyz(request: Request) -> JSONResponse:
-    """200 ``ready``, or 200 ``degraded`` while some index is down (the others still answer, so the replica stays in
-    the load balancer), or 503 ``not_ready`` without the database, the models, or any index."""
+    """200 ``ready``, or 200 ``degraded`` while some index or the file store is down (the others still answer, so the
+    replica stays in the load balancer), or 503 ``not_ready`` without the database, the models, or any index."""
     container = request.app.state.container
     checks: dict[str, Any] = {"database": container.db.ping()}
     indexes: dict[str, bool] = {}
@@ -35,9 +35,13 @@ def readyz(request: Request) -> JSONResponse:
         except Exception:  # noqa: BLE001
             indexes[name] = False
     checks.update(indexes)
+    # Uploads and ingestion need the file store; answering does not: without it the replica is degraded, not down.
+    files = getattr(getattr(container, "ingest", None), "files", None)
+    file_store = True if files is None else bool(files.ping())
+    checks["file_store"] = file_store
     checks["models"] = bool(getattr(container, "warmed", False))
     ok = checks["database"] and checks["models"] and any(indexes.values())
-    status = ("ready" if all(indexes.values()) else "degraded") if ok else "not_ready"
+    status = ("ready" if all(indexes.values()) and file_store else "degraded") if ok else "not_ready"
     return JSONResponse({"status": status, "checks": checks}, status_code=200 if ok else 503)
 
 
