@@ -143,7 +143,9 @@ def minio_server() -> Iterator[object]:
     url = os.environ.get("KBQA_TEST_S3_URL", "")
     if url:
         yield MinioServer(
-            url.rstrip("/"), os.environ.get("KBQA_TEST_S3_ACCESS_KEY", ""), os.environ.get("KBQA_TEST_S3_SECRET_KEY", "")
+            url.rstrip("/"),
+            os.environ.get("KBQA_TEST_S3_ACCESS_KEY", ""),
+            os.environ.get("KBQA_TEST_S3_SECRET_KEY", ""),
         )
         return
     binary = minio_binary()
