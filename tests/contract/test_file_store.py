@@ -49,9 +49,8 @@ class FileStoreContract:
         with pytest.raises(AppError) as err:
             store.get("t1/zz/missing")
         assert err.value.code is ErrorCode.NOT_FOUND
-        with pytest.raises(AppError) as err:
-            with store.local_path("t1/zz/missing"):
-                pass
+        with pytest.raises(AppError) as err, store.local_path("t1/zz/missing"):
+            pass
         assert err.value.code is ErrorCode.NOT_FOUND
 
     def test_delete(self, store: FileStore) -> None:

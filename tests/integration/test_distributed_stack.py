@@ -1,8 +1,10 @@
 """The distributed layout on real parts: two ``kbqa serve`` processes and two ``kbqa worker`` processes, each with a
 data dir of its own (nothing shared on disk), on PostgreSQL (documents, chunks and the knowledge graph), Redis (the
-broker), Weaviate (keyword + vector) and MinIO (uploaded originals). Uploads go through both APIs; one worker is
-SIGKILLed mid-job and replaced. Then every document is indexed exactly once, the chunk rows, the Weaviate objects and
-the graph's chunk nodes agree, and both APIs return the same search results and cite the same passages."""
+broker), Weaviate (keyword + vector; its own server here, so the test can restart it) and MinIO (uploaded
+originals). Uploads go through both APIs; one worker is SIGKILLed mid-job and replaced, and Weaviate is stopped and
+restarted during ingestion (both APIs answer ``/readyz`` ``degraded`` meanwhile, and search still answers). Then every
+document is indexed exactly once, the chunk rows, the Weaviate objects and the graph's chunk nodes agree, and both
+APIs return the same search results and cite the same passages."""
 
 from __future__ import annotations
 
@@ -21,7 +23,16 @@ import httpx
 import pytest
 import sqlalchemy as sa
 
-from tests.servers import free_port, stop_process, wait_ready
+from tests.conftest import service_missing
+from tests.servers import (
+    WeaviatePorts,
+    WeaviateServer,
+    free_port,
+    start_weaviate,
+    stop_process,
+    wait_ready,
+    weaviate_binary,
+)
 from tests.sse import parse_sse
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -45,6 +56,9 @@ class Stack:
     env: dict[str, str]
     tmp: Path
     pg_url: str
+    weaviate: WeaviateServer
+    weaviate_ports: WeaviatePorts
+    weaviate_binary: Path
     apis: list[str] = field(default_factory=list)
     procs: list[subprocess.Popen] = field(default_factory=list)
     workers: list[subprocess.Popen] = field(default_factory=list)
@@ -100,14 +114,27 @@ class Stack:
         self.workers.append(proc)
         return proc
 
+    def stop_weaviate(self) -> None:
+        assert self.weaviate.proc is not None
+        stop_process(self.weaviate.proc)
+
+    def start_weaviate(self) -> None:
+        """(Re)start the stack's Weaviate: same ports, same data dir, so it comes back with its data."""
+        self.weaviate = start_weaviate(self.weaviate_binary, self.tmp / "weaviate", self.weaviate_ports, 120)
+
     def logs(self) -> str:
         return "\n".join(f"--- {p.name}\n{p.read_text()[-2000:]}" for p in sorted(self.tmp.glob("*.log")))
 
 
 @pytest.fixture
-def stack(tmp_path: Path, pg_url: str, redis_url: str, weaviate_server: Any, minio_server: Any) -> Iterator[Stack]:
+def stack(tmp_path: Path, pg_url: str, redis_url: str, minio_server: Any) -> Iterator[Stack]:
     import redis
 
+    binary = weaviate_binary()
+    if not binary.is_file():
+        service_missing(f"no Weaviate server: {binary} not built (run `bash scripts/build-go-servers.sh`)")
+    ports = WeaviatePorts.free()
+    weaviate_server = start_weaviate(binary, tmp_path / "weaviate", ports, 120)
     redis.Redis.from_url(redis_url).flushdb()
     env = {
         **os.environ,
@@ -115,7 +142,8 @@ def stack(tmp_path: Path, pg_url: str, redis_url: str, weaviate_server: Any, min
         "KBQA_INGESTION__EXECUTOR": "celery",
         "KBQA_INGESTION__BROKER_URL": redis_url,
         "KBQA_INGESTION__LEASE_S": "10",
-        "KBQA_INGESTION__MAX_ATTEMPTS": "3",
+        "KBQA_INGESTION__MAX_ATTEMPTS": "6",
+        "KBQA_INGESTION__RETRY_BACKOFF_S": "2",
         "KBQA_INDEX__BACKEND": "weaviate",
         "KBQA_INDEX__WEAVIATE_URL": weaviate_server.url,
         "KBQA_INDEX__WEAVIATE_GRPC_PORT": str(weaviate_server.grpc_port),
@@ -130,13 +158,16 @@ def stack(tmp_path: Path, pg_url: str, redis_url: str, weaviate_server: Any, min
         "HF_HUB_OFFLINE": "1",
         "DO_NOT_TRACK": "1",
     }
-    s = Stack(env=env, tmp=tmp_path, pg_url=pg_url)
+    s = Stack(
+        env=env, tmp=tmp_path, pg_url=pg_url, weaviate=weaviate_server, weaviate_ports=ports, weaviate_binary=binary
+    )
     try:
         s.cli("migrate")
         yield s
     finally:
         for proc in s.procs:
             stop_process(proc)
+        s.stop_weaviate()
 
 
 def wait_all(client: httpx.Client, ids: list[str], timeout_s: float) -> dict[str, dict[str, Any]]:
@@ -148,6 +179,18 @@ def wait_all(client: httpx.Client, ids: list[str], timeout_s: float) -> dict[str
             return docs
         time.sleep(1)
     raise AssertionError(f"documents stuck: { {i: d.get('status') for i, d in docs.items()} }")
+
+
+def wait_status(client: httpx.Client, status: str, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    seen: list[Any] = []
+    while time.monotonic() < deadline:
+        r = client.get("/readyz")
+        seen.append((r.status_code, r.json().get("status")))
+        if r.status_code == 200 and r.json()["status"] == status:
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"/readyz never answered {status!r}: {seen[-5:]}")
 
 
 def job_owner_pid(pg_url: str, document_id: str) -> int | None:
@@ -206,6 +249,16 @@ def test_two_apis_two_workers_on_the_distributed_engines(stack: Stack) -> None:
         os.killpg(victim.pid, signal.SIGKILL)
         victim.wait(timeout=10)
         stack.start_worker()
+
+        # Weaviate goes away during ingestion: both APIs stay up as "degraded" and still answer searches (graph).
+        stack.stop_weaviate()
+        for c in clients:
+            wait_status(c, "degraded", timeout_s=60)
+            r = c.get("/api/v1/search", params={"q": "Orion lamp bulb", "top_k": 5})
+            assert r.status_code == 200 and r.json()["degraded"], r.text
+        stack.start_weaviate()
+        for c in clients:
+            wait_status(c, "ready", timeout_s=90)  # the API reconnects to Weaviate on its own
 
         docs = wait_all(clients[1], ids, timeout_s=600)
         assert all(d["status"] == "indexed" for d in docs.values()), {
