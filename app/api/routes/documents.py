@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 from fastapi import APIRouter, Depends, File, Form, Query, Request, UploadFile
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, Response
 
 from app.api.auth import Principal, require
@@ -83,7 +84,9 @@ async def upload(
                 f"{upload_file.filename or 'file'} is larger than the {limit // (1024 * 1024)} MB limit",
                 details={"limit_bytes": limit, "filename": upload_file.filename},
             )
-        submitted = container.ingest.submit(
+        # Database, file store (object storage in distributed mode) and broker: off the event loop.
+        submitted = await run_in_threadpool(
+            container.ingest.submit,
             tenant_id=principal.tenant_id,
             filename=upload_file.filename,
             data=data,
@@ -138,7 +141,13 @@ def list_documents(
         tenant_id, scope = principal.tenant_id, principal.acl_scope
         skip = 0 if after else offset
         docs = repo.list_documents(
-            session=s, tenant_id=tenant_id, status=status, q=q, limit=limit + 1, offset=skip, after=after,
+            session=s,
+            tenant_id=tenant_id,
+            status=status,
+            q=q,
+            limit=limit + 1,
+            offset=skip,
+            after=after,
             acl_groups=scope,
         )
         total = repo.count_documents(session=s, tenant_id=tenant_id, status=status, q=q, acl_groups=scope)
