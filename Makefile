@@ -25,7 +25,7 @@ install-test: ## install everything the tests need (Python, frontend, headless C
 	@KBQA_EXTRAS=dev,local-llm bash scripts/install.sh
 	@bash scripts/install-test-extras.sh
 
-services: ## install (Debian) and start PostgreSQL and Redis, build Weaviate and Dex (Go, cached) for the tests (idempotent)
+services: ## install (Debian) and start PostgreSQL and Redis, build Weaviate, MinIO and Dex (Go, cached) for the tests (idempotent)
 	@bash scripts/test-services.sh >/dev/null
 	@bash scripts/build-go-servers.sh >/dev/null
 

@@ -100,6 +100,7 @@ def build_container(settings: Settings) -> Container:
     from app.generation.backends import ExtractiveBackend, build_llm
     from app.generation.prompt import PROMPT_TEMPLATE_VERSION
     from core.db.chunk_store import DbChunkStore
+    from core.filestore import build_file_store
     from ingestion.chunking import CHUNKER_VERSION
     from ingestion.entities import EntityExtractor
     from ingestion.pipeline import IngestPipeline
@@ -114,7 +115,8 @@ def build_container(settings: Settings) -> Container:
     llm = build_llm(settings.generation)
     db = Database(settings.database_url, connect_timeout_s=settings.database.connect_timeout_s)
     embedder = build_embedder(settings.embedding)
-    indexes = build_indexes(settings, embedder)
+    indexes = build_indexes(settings, embedder, db)
+    files = build_file_store(settings)
     if getattr(llm, "embedder", False) is None:
         llm.embedder = embedder  # type: ignore[attr-defined]  # the extractive backend ranks sentences with it
     store = DbChunkStore(db)
@@ -146,12 +148,12 @@ def build_container(settings: Settings) -> Container:
         dispatcher = CeleryDispatcher(settings)
     else:  # embedded mode: this process runs the pipeline itself, on the same indexes it searches
         pipeline = IngestPipeline(
-            settings=settings, db=db, indexes=indexes, embedder=embedder, extractor=EntityExtractor()
+            settings=settings, db=db, indexes=indexes, embedder=embedder, extractor=EntityExtractor(), files=files
         )
         dispatcher = InlineDispatcher(
             pipeline.run, workers=settings.ingestion.inline_workers, tenant_of=lambda job_id: _job_tenant(db, job_id)
         )
-    ingest = IngestService(settings=settings, db=db, dispatcher=dispatcher, indexes=indexes)
+    ingest = IngestService(settings=settings, db=db, dispatcher=dispatcher, indexes=indexes, files=files)
     limiter = QuotaLimiter(
         requests_per_minute=settings.api.requests_per_minute,
         tokens_per_minute=settings.api.tokens_per_minute,

@@ -77,6 +77,11 @@ class EmbeddingSettings(BaseModel):
 
 class IndexSettings(BaseModel):
     backend: Literal["embedded", "weaviate"] = "embedded"
+    #: Where the knowledge graph lives: ``embedded`` (networkx, persisted under ``<data_dir>/indexes/graph``; every
+    #: process loads whole tenant graphs) or ``postgres`` (tables in the application database, written in the
+    #: transaction of the document's chunk rows; a search reads only the seed entities' neighbourhood). ``postgres``
+    #: needs ``database.url`` to be a PostgreSQL URL.
+    graph_backend: Literal["embedded", "postgres"] = "embedded"
     weaviate_url: str = "http://127.0.0.1:8080"
     weaviate_grpc_port: int = 50051
     weaviate_api_key: str = ""
@@ -84,6 +89,31 @@ class IndexSettings(BaseModel):
     #: perturbed stored vector as the query, recall@1 at 100k vectors: 0.79 at 64, 0.94 at 128, 0.99 at 256, for
     #: 2.0 / 3.0 / 5.6 ms per query; at 333k (one tenant's graph of 1M) 0.45 at 64 and 0.83 at 256 (2.3 / 8.1 ms).
     hnsw_expansion_search: int = Field(default=256, ge=16, le=4096)
+
+
+class FileStoreSettings(BaseModel):
+    """Where uploaded originals are kept: ``local`` (``<data_dir>/uploads``; embedded mode, or one machine) or
+    ``s3`` (an S3-compatible bucket: MinIO, AWS S3, ...; distributed mode, so API replicas and workers need no
+    shared volume). ``s3`` needs the ``s3`` extra."""
+
+    backend: Literal["local", "s3"] = "local"
+    #: ``http(s)://host:port`` of the S3 API, e.g. ``http://minio:9000`` or ``https://s3.eu-west-1.amazonaws.com``.
+    s3_endpoint: str = ""
+    s3_bucket: str = "kbqa-uploads"
+    s3_access_key: str = ""
+    s3_secret_key: str = ""
+    #: Region for AWS; empty lets the client ask the server (MinIO answers ``us-east-1``).
+    s3_region: str = ""
+    #: Optional key prefix inside the bucket (several deployments sharing one bucket).
+    s3_prefix: str = ""
+    #: Read timeout of one request; connections time out after at most 3 s. Two retries on errors and 5xx.
+    timeout_s: float = Field(default=10.0, gt=0)
+
+    @model_validator(mode="after")
+    def _s3_complete(self) -> FileStoreSettings:
+        if self.backend == "s3" and not (self.s3_endpoint and self.s3_bucket):
+            raise ValueError("file_store.backend=s3 needs file_store.s3_endpoint and file_store.s3_bucket")
+        return self
 
 
 class RetrievalSettings(BaseModel):
@@ -215,6 +245,7 @@ class Settings(BaseSettings):
     ingestion: IngestionSettings = IngestionSettings()
     embedding: EmbeddingSettings = EmbeddingSettings()
     index: IndexSettings = IndexSettings()
+    file_store: FileStoreSettings = FileStoreSettings()
     retrieval: RetrievalSettings = RetrievalSettings()
     generation: GenerationSettings = GenerationSettings()
     api: ApiSettings = ApiSettings()
@@ -233,6 +264,8 @@ class Settings(BaseSettings):
                 raise ValueError("KBQA_OIDC__ISSUER must be an https:// URL outside local mode")
             if not self.database.url:
                 raise ValueError("KBQA_DATABASE__URL must be set outside local mode (embedded SQLite is local only)")
+        if self.index.graph_backend == "postgres" and not self.database.url.startswith("postgresql"):
+            raise ValueError("index.graph_backend=postgres needs KBQA_DATABASE__URL to be a PostgreSQL URL")
         if self.ingestion.chunk_overlap_tokens >= self.ingestion.chunk_target_tokens:
             raise ValueError("ingestion.chunk_overlap_tokens must be smaller than chunk_target_tokens")
         if self.generation.max_new_tokens >= self.generation.context_window:

@@ -12,7 +12,8 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Protocol
 
@@ -21,6 +22,7 @@ import numpy as np
 from core.db import repositories as repo
 from core.db.session import Database
 from core.errors import AppError, ErrorCode
+from core.filestore import FileStore, build_file_store
 from core.settings import Settings
 from core.tracing import extract, tracer
 from core.types import ChunkRecord, DocumentStatus
@@ -60,12 +62,14 @@ class IngestPipeline:
         indexes: Indexes,
         embedder: Embedder,
         extractor: EntityExtractorLike,
+        files: FileStore | None = None,
     ) -> None:
         self.settings = settings
         self.db = db
         self.indexes = indexes
         self.embedder = embedder
         self.extractor = extractor
+        self.files = files if files is not None else build_file_store(settings)
 
     def run(self, job_id: str, *, owner: str | None = None) -> str:
         """Run one job to a terminal state (or leave it for retry if this process could not take its lease).
@@ -111,13 +115,11 @@ class IngestPipeline:
             doc = repo.find_document(session=s, document_id=document_id)
             if doc is None:
                 raise AppError(ErrorCode.NOT_FOUND, "document was deleted before it could be indexed")
-            path, filename = Path(doc.storage_path), doc.filename
+            storage_key, filename = doc.storage_path, doc.filename
             tenant_id, version = doc.tenant_id, doc.version
             acl, tags, created_at = tuple(doc.acl_groups or ()), tuple(doc.tags or ()), doc.created_at
 
-        with tracker.stage(DocumentStatus.PARSING) as stage:
-            if not path.exists():
-                raise AppError(ErrorCode.PARSE_FAILED, "the uploaded file is missing from storage")
+        with tracker.stage(DocumentStatus.PARSING) as stage, self._original(storage_key) as path:
             options = ParseOptions(
                 ocr_languages=cfg.ocr_languages,
                 max_pages=cfg.parse_max_pages,
@@ -184,7 +186,7 @@ class IngestPipeline:
                 doc = repo.find_document(session=s, document_id=document_id)
                 if doc is None:
                     raise AppError(ErrorCode.NOT_FOUND, "document was deleted while it was being indexed")
-                self.indexes.upsert(document_id, chunks, vectors, entities)
+                self.indexes.upsert(document_id, chunks, vectors, entities, session=s)
                 repo.replace_chunks(
                     session=s, document=doc, chunks=chunks, embedder_version=self.embedder.model_version
                 )
@@ -195,6 +197,19 @@ class IngestPipeline:
                 doc.chunker_version = CHUNKER_VERSION
                 doc.embedder_version = f"{self.embedder.model_name}@{self.embedder.model_version}"
         tracker.succeed()
+
+    @contextmanager
+    def _original(self, key: str) -> Iterator[Path]:
+        """The uploaded file as a local path for the parsers (a temporary copy when it lives in object storage)."""
+        stack = ExitStack()
+        try:
+            path = stack.enter_context(self.files.local_path(key))
+        except AppError as exc:
+            if exc.code is ErrorCode.NOT_FOUND:
+                raise AppError(ErrorCode.PARSE_FAILED, "the uploaded file is missing from storage") from exc
+            raise
+        with stack:
+            yield path
 
     def _embed(self, texts: list[str], progress: object) -> np.ndarray:
         batch = self.settings.embedding.batch_size

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.db.session import Database
+from core.filestore import FileStore, build_file_store
 from core.settings import Settings
 from ingestion.entities import EntityExtractor
 from ingestion.pipeline import IngestPipeline
@@ -24,6 +25,7 @@ class IngestRuntime:
     indexes: Indexes
     embedder: Embedder
     pipeline: IngestPipeline
+    files: FileStore
 
     def close(self) -> None:
         self.indexes.close()
@@ -40,6 +42,9 @@ def build_ingest_runtime(
     db = db or Database(settings.database_url, connect_timeout_s=settings.database.connect_timeout_s)
     embedder = embedder or build_embedder(settings.embedding)
     extractor = EntityExtractor()
-    indexes = indexes or build_indexes(settings, embedder)
-    pipeline = IngestPipeline(settings=settings, db=db, indexes=indexes, embedder=embedder, extractor=extractor)
-    return IngestRuntime(settings=settings, db=db, indexes=indexes, embedder=embedder, pipeline=pipeline)
+    indexes = indexes or build_indexes(settings, embedder, db)
+    files = build_file_store(settings)
+    pipeline = IngestPipeline(
+        settings=settings, db=db, indexes=indexes, embedder=embedder, extractor=extractor, files=files
+    )
+    return IngestRuntime(settings=settings, db=db, indexes=indexes, embedder=embedder, pipeline=pipeline, files=files)

@@ -11,17 +11,19 @@ import hashlib
 import logging
 import os
 import re
-import tempfile
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from sqlalchemy.orm import Session
+
 from core.db import repositories as repo
 from core.db.models import Document
 from core.db.session import Database
 from core.errors import AppError, ErrorCode
+from core.filestore import FileStore, build_file_store, upload_key
 from core.settings import Settings
 from core.tracing import inject
 from core.types import SYSTEM_ACTOR, Actor, acl_allows
@@ -38,7 +40,7 @@ class Dispatcher(Protocol):
 
 
 class IndexRemover(Protocol):
-    def delete(self, document_id: str) -> None: ...
+    def delete(self, document_id: str, *, session: Session | None = None) -> None: ...
 
 
 _UNSAFE = re.compile(r"[^\w.\- ()\[\]+,@]+", re.UNICODE)
@@ -63,11 +65,20 @@ class Submitted:
 
 
 class IngestService:
-    def __init__(self, *, settings: Settings, db: Database, dispatcher: Dispatcher, indexes: IndexRemover) -> None:
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        db: Database,
+        dispatcher: Dispatcher,
+        indexes: IndexRemover,
+        files: FileStore | None = None,
+    ) -> None:
         self.settings = settings
         self.db = db
         self.dispatcher = dispatcher
         self.indexes = indexes
+        self.files = files if files is not None else build_file_store(settings)
 
     # --- write paths ------------------------------------------------------------------------------------------------
 
@@ -104,12 +115,13 @@ class IngestService:
                         f"{name}: the same content is already stored in a document outside your ACL groups",
                     )
                 return Submitted(document=same, duplicate=True)
-            path = self._store(tenant_id, digest, data)
+            key = upload_key(tenant_id, digest)
+            self.files.put(key, data)
             doc = repo.get_document_by_filename(session=s, tenant_id=tenant_id, filename=name, acl_groups=acl_scope)
             if doc is not None:
                 doc.version += 1
                 doc.content_hash = digest
-                doc.storage_path = str(path)
+                doc.storage_path = key
                 doc.size_bytes = len(data)
                 state.requeue_document(session=s, document=doc)
                 if acl_groups is not None:
@@ -123,7 +135,7 @@ class IngestService:
                     filename=name,
                     title=Path(name).stem,
                     content_hash=digest,
-                    storage_path=str(path),
+                    storage_path=key,
                     size_bytes=len(data),
                     version=1,
                     acl_groups=acl_groups or [],
@@ -164,12 +176,12 @@ class IngestService:
         with self.db.session() as s:
             doc = repo.get_document(session=s, tenant_id=tenant_id, document_id=document_id, acl_groups=acl_scope)
             storage = doc.storage_path
-            self.indexes.delete(doc.id)
+            self.indexes.delete(doc.id, session=s)
             repo.delete_document(session=s, document=doc)
             repo.audit(session=s, tenant_id=tenant_id, actor=actor, action="document.delete", target=document_id)
             others = repo.count_documents_sharing_storage(session=s, storage_path=storage, except_id=document_id)
         if storage and not others:
-            Path(storage).unlink(missing_ok=True)
+            self.files.delete(storage)
 
     # --- durability -------------------------------------------------------------------------------------------------
 
@@ -198,20 +210,6 @@ class IngestService:
                 raise
             return
         state.mark_dispatched(self.db, job_id, sent=True)
-
-    def _store(self, tenant_id: str, digest: str, data: bytes) -> Path:
-        folder = self.settings.upload_dir / _safe_segment(tenant_id) / digest[:2]
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / digest
-        if not path.exists():
-            with tempfile.NamedTemporaryFile(dir=folder, delete=False) as tmp:
-                tmp.write(data)
-            os.replace(tmp.name, path)
-        return path.resolve()
-
-
-def _safe_segment(value: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", value)[:64] or "_"
 
 
 __all__ = ["Dispatcher", "IngestService", "Submitted", "sanitize_filename"]

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 import numpy as np
+from sqlalchemy.orm import Session
 
 from core.types import ChunkRecord, Hit, RankedChunk, SearchFilter
 
@@ -92,6 +93,18 @@ class GraphIndex(Protocol):
     def count(self, tenant_id: str | None = None) -> int: ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class TransactionalGraphIndex(GraphIndex, Protocol):
+    """A graph index kept in the application database: its writes can join the caller's transaction, so a
+    document's graph is committed together with its chunk rows (or not at all)."""
+
+    def upsert_document_in(
+        self, session: Session, document_id: str, chunks: Sequence[ChunkRecord], entities: Sequence[Sequence[str]]
+    ) -> None: ...
+
+    def delete_document_in(self, session: Session, document_id: str) -> None: ...
 
 
 @runtime_checkable

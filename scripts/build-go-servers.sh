@@ -5,9 +5,11 @@
 #   bash scripts/build-go-servers.sh              # build what is missing, print the binary paths
 #   bash scripts/build-go-servers.sh --path       # only print where the Weaviate binary is (or would be)
 #   bash scripts/build-go-servers.sh --path dex   # only print where the Dex binary is (or would be)
+#   bash scripts/build-go-servers.sh --path minio # only print where the MinIO binary is (or would be)
+#   bash scripts/build-go-servers.sh weaviate     # build only one of them (weaviate, dex or minio)
 #
-# Binaries: ${XDG_CACHE_HOME:-$HOME/.cache}/kbqa/bin/weaviate-<version> and dex-<version> (with dex-<version>-web/, the
-# login page templates Dex reads at run time). Needs Go >= 1.26 (GOPROXY as configured).
+# Binaries: ${XDG_CACHE_HOME:-$HOME/.cache}/kbqa/bin/weaviate-<version>, minio-<version> and dex-<version> (with
+# dex-<version>-web/, the login page templates Dex reads at run time). Needs Go >= 1.26 (GOPROXY as configured).
 #
 # Dex (the OpenID Connect provider the single-sign-on tests sign in through): the module proxy serves no Dex release
 # after v2.13.0 (later tags are not valid versions of the module path github.com/dexidp/dex, which never became /v2),
@@ -22,13 +24,22 @@ WEAVIATE_VERSION=$(sed -nE 's#^\s*image:\s*cr\.weaviate\.io/semitechnologies/wea
 WEAVIATE_VERSION=${WEAVIATE_VERSION:?deploy/compose.yaml names no weaviate image version}
 WEAVIATE_BIN=$BIN_DIR/weaviate-$WEAVIATE_VERSION
 
+# MinIO tags its releases RELEASE.<date>, which are not semver, so the module proxy serves only pseudo-versions;
+# this is the newest it serves (the source of the community build; deploy/compose.yaml pins the matching image).
+MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
+MINIO_BIN=$BIN_DIR/minio-$MINIO_VERSION
+
 DEX_VERSION=v2.13.0
 DEX_BIN=$BIN_DIR/dex-$DEX_VERSION
 
 log() { echo "build-go-servers: $*" >&2; }
 
 if [ "${1:-}" = "--path" ]; then
-  if [ "${2:-}" = "dex" ]; then echo "$DEX_BIN"; else echo "$WEAVIATE_BIN"; fi
+  case "${2:-weaviate}" in
+    dex) echo "$DEX_BIN" ;;
+    minio) echo "$MINIO_BIN" ;;
+    *) echo "$WEAVIATE_BIN" ;;
+  esac
   exit 0
 fi
 
@@ -56,6 +67,28 @@ build_weaviate() {
   echo "$WEAVIATE_BIN"
 }
 
+build_minio() {
+  if [ -x "$MINIO_BIN" ]; then echo "$MINIO_BIN"; return; fi
+  if ! command -v go >/dev/null 2>&1; then
+    log "minio $MINIO_VERSION is not built and Go is not installed: install Go >= 1.24, or set KBQA_TEST_S3_URL"
+    return 1
+  fi
+  mkdir -p "$BIN_DIR"
+  local work start src
+  work=$(mktemp -d)
+  trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' RETURN
+  start=$(date +%s)
+  log "building minio $MINIO_VERSION from source (first run only; several minutes)"
+  src=$(go mod download -json "github.com/minio/minio@$MINIO_VERSION" \
+    | python3 -c 'import json, sys; print(json.load(sys.stdin)["Dir"])')
+  cp -r "$src" "$work/src"
+  chmod -R u+w "$work/src"
+  (cd "$work/src" && go build -trimpath -ldflags "-s -w" -o "$work/minio" .)
+  mv "$work/minio" "$MINIO_BIN.tmp" && mv "$MINIO_BIN.tmp" "$MINIO_BIN"
+  log "minio $MINIO_VERSION built in $(( $(date +%s) - start )) s: $MINIO_BIN"
+  echo "$MINIO_BIN"
+}
+
 build_dex() {
   if [ -x "$DEX_BIN" ] && [ -d "$DEX_BIN-web/templates" ]; then echo "$DEX_BIN"; return; fi
   if ! command -v go >/dev/null 2>&1; then
@@ -81,5 +114,9 @@ build_dex() {
   echo "$DEX_BIN"
 }
 
-build_weaviate
-build_dex
+case "${1:-all}" in
+  weaviate) build_weaviate ;;
+  minio) build_minio ;;
+  dex) build_dex ;;
+  *) build_weaviate; build_minio; build_dex ;;
+esac

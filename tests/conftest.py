@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -65,9 +66,9 @@ def _pg_reachable() -> bool:
         return False
 
 
-@pytest.fixture
-def pg_url() -> Iterator[str]:
-    """A fresh, empty PostgreSQL database for one test, dropped afterwards."""
+@contextmanager
+def fresh_pg_database() -> Iterator[str]:
+    """Create an empty PostgreSQL database, yield its URL, drop it afterwards (skipped when PostgreSQL is away)."""
     import sqlalchemy as sa
 
     if not _pg_reachable():
@@ -133,6 +134,20 @@ def pg_db(pg_migrated_url: str) -> Iterator[object]:
 
 
 @pytest.fixture
+def pg_url() -> Iterator[str]:
+    """A fresh, empty PostgreSQL database for one test, dropped afterwards."""
+    with fresh_pg_database() as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def pg_module_url() -> Iterator[str]:
+    """One PostgreSQL database for a whole test module (its tests clean up or truncate what they use)."""
+    with fresh_pg_database() as url:
+        yield url
+
+
+@pytest.fixture
 def redis_url() -> str:
     import redis
 
@@ -161,6 +176,31 @@ def weaviate_server() -> Iterator[object]:
             "and KBQA_TEST_WEAVIATE_URL not set"
         )
     with run_weaviate(binary) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def minio_server() -> Iterator[object]:
+    """A real S3 server (MinIO) for the session: ``KBQA_TEST_S3_URL`` with ``KBQA_TEST_S3_ACCESS_KEY`` and
+    ``KBQA_TEST_S3_SECRET_KEY`` when set, else the binary ``scripts/build-go-servers.sh`` builds, started on a free
+    loopback port with a temp data dir and stopped at session end. Neither: skipped, or failed under
+    ``KBQA_TEST_REQUIRE_SERVICES=1``."""
+    from tests.servers import MinioServer, minio_binary, run_minio
+
+    url = os.environ.get("KBQA_TEST_S3_URL", "")
+    if url:
+        yield MinioServer(
+            url.rstrip("/"),
+            os.environ.get("KBQA_TEST_S3_ACCESS_KEY", ""),
+            os.environ.get("KBQA_TEST_S3_SECRET_KEY", ""),
+        )
+        return
+    binary = minio_binary()
+    if not binary.is_file():
+        service_missing(
+            f"no MinIO server: {binary} not built (run `bash scripts/build-go-servers.sh`) and KBQA_TEST_S3_URL not set"
+        )
+    with run_minio(binary) as server:
         yield server
 
 

@@ -61,7 +61,7 @@ class FakeIndexRemover:
     def __init__(self) -> None:
         self.deleted: list[str] = []
 
-    def delete(self, document_id: str) -> None:
+    def delete(self, document_id: str, *, session: object = None) -> None:
         self.deleted.append(document_id)
 
 

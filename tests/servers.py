@@ -1,5 +1,5 @@
-"""Helpers for tests that start real server processes: a free local port, waiting for a readiness URL, and a real
-Weaviate server (the binary ``scripts/build-go-servers.sh`` builds) on free loopback ports."""
+"""Helpers for tests that start real server processes: a free local port, waiting for a readiness URL, and real
+Weaviate and MinIO servers (the binaries ``scripts/build-go-servers.sh`` builds) on free loopback ports."""
 
 from __future__ import annotations
 
@@ -76,15 +76,22 @@ class WeaviateServer:
     proc: subprocess.Popen | None = None  # None: a server someone else runs (KBQA_TEST_WEAVIATE_URL)
 
 
-@contextmanager
-def run_weaviate(binary: Path, data_dir: Path | None = None, timeout_s: float = 60.0) -> Iterator[WeaviateServer]:
-    """A throw-away single-node Weaviate on free ports (HTTP, gRPC, gossip + data, Raft + its RPC): HTTP, Raft and
-    RPC on 127.0.0.1; gRPC and gossip listen on all interfaces (Weaviate 1.30 has no setting for their address). A temp
-    data dir (or ``data_dir``, kept), anonymous access, no modules (kbqa sends the vectors). Stopped (SIGTERM, then
-    SIGKILL) on exit."""
-    own_dir = data_dir is None
-    data = Path(tempfile.mkdtemp(prefix="kbqa-weaviate-")) if data_dir is None else data_dir
-    http, grpc, gossip, raft, raft_rpc = free_port(), free_port(), free_port_pair(), free_port(), free_port()
+@dataclass(frozen=True, slots=True)
+class WeaviatePorts:
+    http: int
+    grpc: int
+    gossip: int  # the data port is gossip + 1
+    raft: int
+    raft_rpc: int
+
+    @classmethod
+    def free(cls) -> WeaviatePorts:
+        return cls(free_port(), free_port(), free_port_pair(), free_port(), free_port())
+
+
+def start_weaviate(binary: Path, data: Path, ports: WeaviatePorts, timeout_s: float = 60.0) -> WeaviateServer:
+    """Start a single-node Weaviate on ``ports`` with its data under ``data`` and wait until it is ready (stopped and
+    RuntimeError if it is not). Starting again with the same ``data`` and ``ports`` restarts the same node."""
     node = "kbqa-test-0"
     env = {
         **os.environ,
@@ -96,24 +103,110 @@ def run_weaviate(binary: Path, data_dir: Path | None = None, timeout_s: float = 
         "GO_PROFILING_DISABLE": "true",
         "PROMETHEUS_MONITORING_ENABLED": "false",
         "LOG_LEVEL": "warning",
-        "GRPC_PORT": str(grpc),
+        "GRPC_PORT": str(ports.grpc),
         "CLUSTER_HOSTNAME": node,
         "CLUSTER_ADVERTISE_ADDR": "127.0.0.1",
-        "CLUSTER_GOSSIP_BIND_PORT": str(gossip),
-        "CLUSTER_DATA_BIND_PORT": str(gossip + 1),
-        "RAFT_PORT": str(raft),
-        "RAFT_INTERNAL_RPC_PORT": str(raft_rpc),
-        "RAFT_JOIN": f"{node}:{raft}",
+        "CLUSTER_GOSSIP_BIND_PORT": str(ports.gossip),
+        "CLUSTER_DATA_BIND_PORT": str(ports.gossip + 1),
+        "RAFT_PORT": str(ports.raft),
+        "RAFT_INTERNAL_RPC_PORT": str(ports.raft_rpc),
+        "RAFT_JOIN": f"{node}:{ports.raft}",
         "RAFT_BOOTSTRAP_EXPECT": "1",
     }
+    data.mkdir(parents=True, exist_ok=True)
     log = data / "weaviate.log"
-    url = f"http://127.0.0.1:{http}"
-    cmd = [str(binary), "--scheme", "http", "--host", "127.0.0.1", "--port", str(http)]
+    url = f"http://127.0.0.1:{ports.http}"
+    cmd = [str(binary), "--scheme", "http", "--host", "127.0.0.1", "--port", str(ports.http)]
     with log.open("ab") as out:
         proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         wait_ready(url, proc, log, timeout_s, path="/v1/.well-known/ready")
-        yield WeaviateServer(url, grpc, proc)
+    except BaseException:
+        stop_process(proc)
+        raise
+    return WeaviateServer(url, ports.grpc, proc)
+
+
+@contextmanager
+def run_weaviate(binary: Path, data_dir: Path | None = None, timeout_s: float = 60.0) -> Iterator[WeaviateServer]:
+    """A throw-away single-node Weaviate on free ports (HTTP, gRPC, gossip + data, Raft + its RPC): HTTP, Raft and
+    RPC on 127.0.0.1; gRPC and gossip listen on all interfaces (Weaviate 1.30 has no setting for their address). A temp
+    data dir (or ``data_dir``, kept), anonymous access, no modules (kbqa sends the vectors). Stopped (SIGTERM, then
+    SIGKILL) on exit."""
+    own_dir = data_dir is None
+    data = Path(tempfile.mkdtemp(prefix="kbqa-weaviate-")) if data_dir is None else data_dir
+    try:
+        server = start_weaviate(binary, data, WeaviatePorts.free(), timeout_s)
+        try:
+            yield server
+        finally:
+            assert server.proc is not None
+            stop_process(server.proc)
+    finally:
+        if own_dir:
+            shutil.rmtree(data, ignore_errors=True)
+
+
+# -- MinIO ------------------------------------------------------------------------------------------------------------
+def minio_binary() -> Path:
+    """Where ``scripts/build-go-servers.sh`` keeps the MinIO server (``KBQA_TEST_MINIO_BIN`` overrides). The file may
+    not exist: ``make services`` builds it."""
+    if os.environ.get("KBQA_TEST_MINIO_BIN"):
+        return Path(os.environ["KBQA_TEST_MINIO_BIN"])
+    out = subprocess.run(
+        ["bash", str(REPO / "scripts" / "build-go-servers.sh"), "--path", "minio"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return Path(out.stdout.strip())
+
+
+@dataclass(frozen=True, slots=True)
+class MinioServer:
+    url: str
+    access_key: str
+    secret_key: str
+    proc: subprocess.Popen | None = None  # None: a server someone else runs (KBQA_TEST_S3_URL)
+
+
+@contextmanager
+def run_minio(binary: Path, data_dir: Path | None = None, timeout_s: float = 60.0) -> Iterator[MinioServer]:
+    """A throw-away single-drive MinIO on a free loopback port (S3 API; the web console on another free loopback
+    port), with a temp data dir (or ``data_dir``, kept) and random root credentials. Stopped (SIGTERM, then SIGKILL)
+    on exit."""
+    import secrets
+
+    own_dir = data_dir is None
+    data = Path(tempfile.mkdtemp(prefix="kbqa-minio-")) if data_dir is None else data_dir
+    port, console = free_port(), free_port()
+    user, password = "kbqa" + secrets.token_hex(4), secrets.token_urlsafe(24)
+    env = {
+        **os.environ,
+        "MINIO_ROOT_USER": user,
+        "MINIO_ROOT_PASSWORD": password,
+        "MINIO_BROWSER": "off",
+        "MINIO_UPDATE": "off",
+        "MINIO_CI_CD": "1",
+    }
+    (data / "data").mkdir(parents=True, exist_ok=True)
+    log = data / "minio.log"
+    url = f"http://127.0.0.1:{port}"
+    cmd = [
+        str(binary),
+        "server",
+        str(data / "data"),
+        "--address",
+        f"127.0.0.1:{port}",
+        "--console-address",
+        f"127.0.0.1:{console}",
+        "--quiet",
+    ]
+    with log.open("ab") as out:
+        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        wait_ready(url, proc, log, timeout_s, path="/minio/health/ready")
+        yield MinioServer(url, user, password, proc)
     finally:
         stop_process(proc)
         if own_dir:

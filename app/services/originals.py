@@ -16,7 +16,6 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from urllib.parse import quote
 
 from sqlalchemy import select
@@ -25,6 +24,7 @@ from core.db import repositories as repo
 from core.db.models import Chunk
 from core.db.session import Database
 from core.errors import AppError, ErrorCode
+from core.filestore import FileStore
 
 PDF = "application/pdf"
 TEXT = "text/plain; charset=utf-8"
@@ -56,7 +56,7 @@ _MIN_OVERLAP = 12
 
 @dataclass(frozen=True, slots=True)
 class Original:
-    path: Path
+    data: bytes
     media_type: str
     filename: str
     document_version: int
@@ -104,7 +104,7 @@ def media_type_for(*, filename: str, mime_type: str, doc_type: str, head: bytes)
 
 
 def open_original(
-    *, db: Database, upload_dir: Path, tenant_id: str, document_id: str, acl_scope: Sequence[str] | None
+    *, db: Database, files: FileStore, tenant_id: str, document_id: str, acl_scope: Sequence[str] | None
 ) -> Original:
     """The stored file of a document the caller may read; 404 when the document is not theirs or the file is gone."""
     with db.session() as s:
@@ -112,15 +112,18 @@ def open_original(
         storage, filename, mime, doc_type, version = (
             doc.storage_path, doc.filename, doc.mime_type, doc.doc_type, doc.version,
         )
-    path = Path(storage).resolve() if storage else None
-    root = upload_dir.resolve()
-    if path is None or not path.is_relative_to(root) or not path.is_file():
-        raise AppError(ErrorCode.NOT_FOUND, f"the original file of document {document_id} is not stored")
-    with path.open("rb") as fh:
-        head = fh.read(8)
+    missing = AppError(ErrorCode.NOT_FOUND, f"the original file of document {document_id} is not stored")
+    if not storage:
+        raise missing
+    try:  # the file store refuses keys outside it (an old row's absolute path outside the upload folder, say)
+        data = files.get(storage)
+    except AppError as exc:
+        if exc.code in (ErrorCode.NOT_FOUND, ErrorCode.VALIDATION):
+            raise missing from None
+        raise
     return Original(
-        path=path,
-        media_type=media_type_for(filename=filename, mime_type=mime, doc_type=doc_type, head=head),
+        data=data,
+        media_type=media_type_for(filename=filename, mime_type=mime, doc_type=doc_type, head=data[:8]),
         filename=filename,
         document_version=version,
     )

@@ -353,3 +353,58 @@ class AnswerCitation(Base):
     document_id: Mapped[str] = mapped_column(String(32), primary_key=True)
     tenant_id: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+
+
+# -- knowledge graph (distributed mode) ------------------------------------------------------------------------------
+# The PostgreSQL graph store (``retrieval.graph.sql``) keeps each tenant's graph in these three tables, written in the
+# transaction that writes the document's chunk rows. Node ids carry the embedded store's kind prefixes (``e:``
+# entity, ``c:`` chunk, ``d:`` document, ``s:`` section); every node except an entity and every edge belongs to one
+# document, so deleting a document is two deletes by ``document_id`` plus the entities it left without mentions.
+# Embedded mode creates the tables too and leaves them empty.
+
+
+class GraphNode(Base):
+    """A node of one tenant's graph. Entity nodes count the chunks mentioning them (``mentions``); chunk nodes carry
+    the filter fields, so the neighbourhood query can apply a ``SearchFilter`` without the chunk table."""
+
+    __tablename__ = "graph_nodes"
+    __table_args__ = (Index("ix_graph_nodes_document", "document_id"),)
+
+    tenant_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    node_id: Mapped[str] = mapped_column(String(1024), primary_key=True)
+    kind: Mapped[str] = mapped_column(String(1))
+    document_id: Mapped[str | None] = mapped_column(String(64))
+    mentions: Mapped[int] = mapped_column(Integer, default=0)
+    acl_groups: Mapped[list[str] | None] = mapped_column(JSON)
+    doc_type: Mapped[str | None] = mapped_column(String(128))
+    tags: Mapped[list[str] | None] = mapped_column(JSON)
+    created_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class GraphEdge(Base):
+    """An edge contributed by one document: ``m`` chunk -> entity (mention), ``s`` structure (document > section >
+    chunk), ``c`` entity - entity co-occurrence (``weight`` chunks of this document; a pair's total weight is the sum
+    over documents)."""
+
+    __tablename__ = "graph_edges"
+    __table_args__ = (
+        Index("ix_graph_edges_tenant_dst", "tenant_id", "dst", "kind"),
+        Index("ix_graph_edges_tenant_src", "tenant_id", "src", "kind"),
+    )
+
+    tenant_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    document_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    src: Mapped[str] = mapped_column(String(1024), primary_key=True)
+    dst: Mapped[str] = mapped_column(String(1024), primary_key=True)
+    kind: Mapped[str] = mapped_column(String(1))
+    weight: Mapped[int] = mapped_column(Integer, default=1)
+
+
+class GraphToken(Base):
+    """Content word -> entity keys containing it (partial linking of queries to entity names)."""
+
+    __tablename__ = "graph_tokens"
+
+    tenant_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    token: Mapped[str] = mapped_column(String(256), primary_key=True)
+    entity: Mapped[str] = mapped_column(String(1024), primary_key=True)

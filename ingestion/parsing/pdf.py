@@ -201,7 +201,7 @@ def _emit(lines: list[_Line], builder: ElementBuilder) -> None:
             number = item.group(1)
             marker[0] = f"{number.rstrip('.)')}." if number[0].isdigit() else "-"
             item_x[0] = ln.x0 + 6.0  # the item's text starts right of its marker (a digit or bullet and a space)
-            para.append(ln.text[item.end():])
+            para.append(ln.text[item.end() :])
         else:
             para.append(ln.text)
         prev = ln

@@ -77,7 +77,11 @@ def communicate(proc: subprocess.Popen[bytes], timeout_s: float) -> tuple[bytes,
 
 
 def run(
-    cmd: list[str], timeout_s: float, *, env: dict[str, str] | None = None, cwd: str | None = None,
+    cmd: list[str],
+    timeout_s: float,
+    *,
+    env: dict[str, str] | None = None,
+    cwd: str | None = None,
     merge_stderr: bool = False,
 ) -> tuple[int, bytes, bytes]:
     """Run a helper program (LibreOffice, Tesseract) in a process group of its own, beating the heartbeat while it

@@ -140,6 +140,7 @@ def test_service_env_builds_production_settings(
         "POSTGRES_PASSWORD": "pw",
         "WEAVIATE_API_KEY": "wk",
         "VLLM_API_KEY": "vk",
+        "MINIO_ROOT_PASSWORD": "mk",
     }
     raw = compose["services"][service]["environment"]
     env = {key: interpolate(str(value), fake_env) for key, value in raw.items()}
@@ -149,6 +150,10 @@ def test_service_env_builds_production_settings(
     assert settings.ingestion.executor == "celery"
     assert settings.index.backend == "weaviate"
     assert settings.index.weaviate_api_key == "wk"
+    # No shared volume: the graph is in PostgreSQL, the uploaded originals in MinIO.
+    assert settings.index.graph_backend == "postgres"
+    assert settings.file_store.backend == "s3" and settings.file_store.s3_endpoint == "http://minio:9000"
+    assert settings.file_store.s3_secret_key == "mk"
     expected_backend = "vllm" if service == "api-gpu" else "extractive"
     assert settings.generation.backend == expected_backend
     with pytest.raises(KeyError, match="KBQA_SECRET_KEY"):

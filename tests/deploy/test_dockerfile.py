@@ -54,7 +54,7 @@ def test_three_stages_with_node_frontend(instructions: list[dict[str, Any]]) -> 
 def test_cpu_torch_before_project(instructions: list[dict[str, Any]]) -> None:
     runs = values(stages(instructions)["builder"], "RUN")
     torch_at = next(i for i, run in enumerate(runs) if TORCH_INSTALL in run)
-    project_at = next(i for i, run in enumerate(runs) if 'pip install ".[weaviate]"' in run)
+    project_at = next(i for i, run in enumerate(runs) if 'pip install ".[weaviate,s3]"' in run)
     assert torch_at < project_at
 
 

@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 class NoIndexes:
-    def delete(self, document_id: str) -> None:  # deletion is not exercised here
+    def delete(self, document_id: str, *, session: object = None) -> None:  # deletion is not exercised here
         raise AssertionError("not expected")
 
 

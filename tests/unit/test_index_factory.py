@@ -65,3 +65,28 @@ def test_hnsw_search_breadth_comes_from_settings_also_for_a_reopened_index(tmp_p
     again = build_vector_index(settings(300), tmp_path, 8)
     assert [g.expansion_search for g in again._ann.graphs.values()] == [300]  # type: ignore[attr-defined]
     again.close()
+
+
+def test_graph_backend_comes_from_settings(tmp_path: Path) -> None:
+    import sqlalchemy as sa
+
+    from core.settings import DatabaseSettings
+    from retrieval.factory import build_graph_index
+    from retrieval.graph import NetworkXGraphIndex
+    from retrieval.graph.sql import PostgresGraphIndex
+    from retrieval.protocols import GraphIndex, TransactionalGraphIndex
+
+    embedded = build_graph_index(Settings(), tmp_path)
+    assert isinstance(embedded, NetworkXGraphIndex) and (tmp_path / "graph").is_dir()
+    assert not isinstance(embedded, TransactionalGraphIndex)
+    with pytest.raises(ValueError, match="PostgreSQL URL"):
+        Settings(index=IndexSettings(graph_backend="postgres"))
+    settings = Settings(
+        index=IndexSettings(graph_backend="postgres"), database=DatabaseSettings(url="postgresql+psycopg://u@h/db")
+    )
+    engine = sa.create_engine(settings.database.url)  # no connection is made until the first query
+    graph = build_graph_index(settings, tmp_path, engine=engine)
+    assert isinstance(graph, PostgresGraphIndex) and isinstance(graph, GraphIndex)
+    assert isinstance(graph, TransactionalGraphIndex)
+    with pytest.raises(ValueError, match="engine"):
+        build_graph_index(settings, tmp_path)

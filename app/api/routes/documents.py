@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Depends, File, Form, Query, UploadFile
-from fastapi.responses import FileResponse, Response
+from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
 from app.api.auth import Principal, require
@@ -118,7 +118,7 @@ _ORIGINAL_SANDBOX = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
 @router.get(
     "/{document_id}/original",
     summary="The uploaded file, shown inline (HTML and other text formats as text/plain)",
-    response_class=FileResponse,
+    response_class=Response,
     responses={200: {"content": {"application/pdf": {}, "text/plain": {}, "application/octet-stream": {}}}},
 )
 def get_original(
@@ -127,7 +127,7 @@ def get_original(
     container: Container = Depends(get_container),
 ) -> Response:
     original = originals.open_original(
-        db=container.db, upload_dir=container.settings.upload_dir, tenant_id=principal.tenant_id,
+        db=container.db, files=container.ingest.files, tenant_id=principal.tenant_id,
         document_id=document_id, acl_scope=principal.acl_scope,
     )
     headers = {
@@ -138,4 +138,4 @@ def get_original(
     }
     if original.media_type != originals.PDF:
         headers["Content-Security-Policy"] = _ORIGINAL_SANDBOX
-    return FileResponse(original.path, media_type=original.media_type, headers=headers)
+    return Response(original.data, media_type=original.media_type, headers=headers)
