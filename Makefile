@@ -58,8 +58,8 @@ test-frontend:
 bench: bench-retrieval bench-ingest bench-answer ## all benchmarks (tables and ratios)
 
 bench-retrieval: install ## retrieval quality on the eval sets + index latency at 100k chunks
-	@$(PY) -m retrieval.evaluation --dataset ../shared/eval/beir_scifact
-	@$(PY) -m retrieval.evaluation --dataset ../shared/eval/hotpotqa_distractor_sample100
+	@$(PY) -m evaluation.retrieval --dataset ../shared/eval/beir_scifact
+	@$(PY) -m evaluation.retrieval --dataset ../shared/eval/hotpotqa_distractor_sample100
 	@$(PY) benchmarks/bench_retrieval.py
 
 bench-ingest: ## ingest the enterprise document set vs a Haystack peer: states, reasons, throughput, stage shares, RSS
@@ -72,7 +72,7 @@ bench-answer: ## answer quality (demo support set, doc2dial, SQuAD v2 outcomes) 
 	@$(PY) benchmarks/bench_answer.py
 
 lint: install ## ruff and mypy
-	@$(VENV)/bin/ruff check app retrieval ingestion tests benchmarks scripts
+	@$(VENV)/bin/ruff check core app retrieval ingestion evaluation tests benchmarks scripts
 	@$(VENV)/bin/mypy
 
 demo-docs: install ## regenerate the demo DOCX/PDF files from their sources

@@ -24,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.settings import RetrievalSettings  # noqa: E402
 from core.types import ChunkRecord, SearchFilter  # noqa: E402
-from retrieval.beir import DictChunkStore  # noqa: E402
-from retrieval.eval_backends import build_graph, build_keyword, build_vector  # noqa: E402
+from evaluation.backends import build_graph, build_keyword, build_vector  # noqa: E402
+from evaluation.beir import DictChunkStore  # noqa: E402
 from retrieval.hybrid import HybridRetriever  # noqa: E402
 
 DIM = 384

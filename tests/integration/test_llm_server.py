@@ -18,11 +18,11 @@ import pytest
 
 from app.generation.backends import ExtractiveBackend, OpenAICompatBackend, complete
 from app.generation.backends.llamacpp import find_packaged_gguf
-from app.generation.evaldata import MemoryHybridRetriever
 from app.generation.events import Degraded, Done, Token
 from app.generation.pipeline import AnswerPipeline
 from core.settings import GenerationSettings
 from core.types import ChunkRecord, SearchFilter
+from evaluation.squad import MemoryHybridRetriever
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

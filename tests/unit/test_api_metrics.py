@@ -21,7 +21,7 @@ from app.main import create_app
 from core.db import repositories as repo
 from core.settings import GenerationSettings, RetrievalSettings
 from core.types import ChunkRecord, Hit, Role, SearchFilter
-from retrieval.beir import DictChunkStore
+from evaluation.beir import DictChunkStore
 from retrieval.hybrid import HybridRetriever
 from retrieval.null import NullGraphIndex
 from tests.unit.test_api_auth_sse import fake_container

@@ -12,7 +12,7 @@ import pytest
 from core.errors import AppError, ErrorCode
 from core.settings import RetrievalSettings
 from core.types import ChunkRecord, Hit, SearchFilter
-from retrieval.beir import DictChunkStore
+from evaluation.beir import DictChunkStore
 from retrieval.hybrid import HybridRetriever
 from retrieval.null import NullGraphIndex, NullKeywordIndex, NullVectorIndex
 from retrieval.protocols import Retriever

@@ -1,4 +1,4 @@
-"""Imports are one-way: core <- retrieval <- ingestion; core <- retrieval <- generation <- api.
+"""Imports are one-way: core <- retrieval <- ingestion; core <- retrieval <- generation <- api; evaluation on top.
 
 The tree reads the same way: `core/` is the ground floor beside `retrieval/`, `ingestion/` and `app/`
 (generation, api, the entry points). Both `import x` statements and string imports (`importlib.import_module("x")`,
@@ -22,6 +22,8 @@ FORBIDDEN = {
     "ingestion": ("app", "evaluation"),
     "app/generation": ("ingestion", "app.api", "app.main", "app.cli", "evaluation"),
     "app/api": ("app.main", "app.cli", "evaluation"),
+    "app": ("evaluation",),  # the entry points (main, cli) serve too
+    "evaluation": ("app.api", "app.main", "app.cli"),  # on top of retrieval, ingestion and app.generation
 }
 
 # a string that is nothing but a dotted module path, optionally with ":attr" (docstrings and messages never match)
@@ -63,6 +65,13 @@ def test_layer_imports_point_down(package):
 def test_the_ground_floor_is_a_top_level_package():
     assert (REPO / "core" / "__init__.py").is_file()
     assert not (REPO / "app" / "core").exists()
+
+
+def test_evaluation_lives_outside_the_serving_packages():
+    assert (REPO / "evaluation" / "__init__.py").is_file()
+    for old in ("retrieval/evaluation.py", "retrieval/eval_backends.py", "retrieval/beir.py", "retrieval/metrics.py",
+                "app/generation/evaldata.py", "app/generation/calibrate.py"):
+        assert not (REPO / old).exists(), old
 
 
 def test_string_imports_are_seen(tmp_path):

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m retrieval.evaluation --dataset ../shared/eval/beir_scifact [--configs bm25,dense,hybrid] \
+    python -m evaluation.retrieval --dataset ../shared/eval/beir_scifact [--configs bm25,dense,hybrid] \
         [--entities ingestion.entities:EntityExtractor] \
         [--weaviate-url http://127.0.0.1:8080 --weaviate-grpc-port 50051]
 
@@ -31,7 +31,8 @@ import numpy as np
 
 from core.settings import RetrievalSettings
 from core.types import SearchFilter
-from retrieval.beir import (
+from evaluation.backends import build_graph, build_keyword, build_vector, build_weaviate_keyword, default_embedder
+from evaluation.beir import (
     EVAL_TENANT,
     BeirDataset,
     DictChunkStore,
@@ -41,9 +42,8 @@ from retrieval.beir import (
     doc_text,
     load_beir,
 )
-from retrieval.eval_backends import build_graph, build_keyword, build_vector, build_weaviate_keyword, default_embedder
+from evaluation.metrics import mean_metrics
 from retrieval.hybrid import HybridRetriever
-from retrieval.metrics import mean_metrics
 from retrieval.null import NullGraphIndex, NullKeywordIndex, NullVectorIndex
 from retrieval.protocols import Embedder, GraphIndex, KeywordIndex, Reranker, VectorIndex
 from retrieval.rerank import build_reranker
@@ -230,8 +230,8 @@ def run_retrieval_eval(
     """Evaluate each configuration on the BEIR dataset in ``dataset_dir`` and return the table.
 
     ``settings`` supplies fusion weights, ``rrf_k`` and timeouts (``candidates`` is raised to 100 for Recall@100).
-    ``extract_entities`` is needed for the graph configurations (the CLI passes ingestion's spaCy extractor; this
-    module cannot import ingestion). ``reranker`` is used by ``+rerank`` configurations; without one they are
+    ``extract_entities`` is needed for the graph configurations (the CLI's ``--entities`` names ingestion's spaCy
+    extractor). ``reranker`` is used by ``+rerank`` configurations; without one they are
     reported as skipped. ``cache_dir=None`` disables the cache. ``weaviate=(url, grpc_port)``: BM25 on that server.
     """
     unknown = [c for c in configs if c not in CONFIGS]
@@ -269,7 +269,7 @@ def run_retrieval_eval(
 
 
 def main(argv: Sequence[str] | None = None, *, extract_entities: EntityExtractor | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m retrieval.evaluation", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m evaluation.retrieval", description=__doc__.splitlines()[0])
     ap.add_argument("--dataset", type=Path, required=True, help="BEIR-format folder")
     ap.add_argument("--configs", default=",".join(CONFIGS))
     ap.add_argument("--cache-dir", type=Path, default=default_cache_dir())
@@ -281,7 +281,7 @@ def main(argv: Sequence[str] | None = None, *, extract_entities: EntityExtractor
     ap.add_argument("--reranker-path", default="", help="local folder of a reranker model")
     ap.add_argument("--entities", default=None, metavar="MODULE:CALLABLE",
                     help="entity extractor factory for graph configurations, e.g. ingestion.entities:EntityExtractor "
-                    "(retrieval does not import ingestion itself; the kbqa CLI passes it)")
+                    "(graph configurations are skipped without one)")
     ap.add_argument("--weaviate-url", default="",
                     help="run BM25 on this Weaviate server (a temp collection, dropped afterwards) instead of tantivy")
     ap.add_argument("--weaviate-grpc-port", type=int, default=50051)
