@@ -57,7 +57,8 @@ test-frontend:
 
 bench: bench-retrieval bench-ingest bench-answer ## all benchmarks (tables and ratios)
 
-bench-retrieval: install ## retrieval quality on the eval sets + index latency at 100k chunks
+bench-retrieval: install ## retrieval quality on the eval sets (LODO BM25 table, fusion table) + index latency at 100k chunks
+	@$(PY) -m evaluation.lodo
 	@$(PY) -m evaluation.retrieval --dataset ../shared/eval/beir_scifact
 	@$(PY) -m evaluation.retrieval --dataset ../shared/eval/hotpotqa_distractor_sample100
 	@$(PY) benchmarks/bench_retrieval.py

@@ -276,6 +276,7 @@ def main(argv: Sequence[str] | None = None, *, extract_entities: EntityExtractor
     ap.add_argument("--max-queries", type=int, default=None)
     ap.add_argument("--weights", default=None, help="keyword,vector,graph fusion weights, e.g. 1,1,0.5")
     ap.add_argument("--rrf-k", type=int, default=None)
+    ap.add_argument("--fusion", default=None, help="fusion method (retrieval.fusion.FUSION_METHODS)")
     ap.add_argument("--reranker", choices=["cross-encoder", "flag"], default=None,
                     help="reranker for '+rerank' configurations (needs --reranker-path)")
     ap.add_argument("--reranker-path", default="", help="local folder of a reranker model")
@@ -293,6 +294,8 @@ def main(argv: Sequence[str] | None = None, *, extract_entities: EntityExtractor
         update.update(weight_keyword=wk, weight_vector=wv, weight_graph=wg)
     if args.rrf_k:
         update["rrf_k"] = args.rrf_k
+    if args.fusion:
+        update["fusion"] = args.fusion
     if args.entities and extract_entities is None:
         module, _, attr = args.entities.partition(":")
         extract_entities = getattr(importlib.import_module(module), attr)()

@@ -38,18 +38,21 @@ PUBLIC_ACL = "\x00public"
 MAX_QUERY_TERMS = 64
 
 
-def english_analyzer() -> tantivy.TextAnalyzer:
+def english_analyzer(*, stemming: bool = True, stopwords: bool = True) -> tantivy.TextAnalyzer:
     """The analysis of every text field and query: simple tokenizer (alphanumeric runs), drop tokens of 40+ bytes,
-    lowercase, Lucene's 33 English stop words, Snowball English stemmer. The Weaviate backend indexes its output too,
-    so both backends rank on the same terms."""
-    return (
+    lowercase, Lucene's 33 English stop words, Snowball English stemmer (the last two can be turned off, for
+    evaluation). The Weaviate backend indexes the default analysis's output too, so both backends rank on the same
+    terms."""
+    builder = (
         tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
         .filter(tantivy.Filter.remove_long(40))
         .filter(tantivy.Filter.lowercase())
-        .filter(tantivy.Filter.stopword("english"))
-        .filter(tantivy.Filter.stemmer("english"))
-        .build()
     )
+    if stopwords:
+        builder = builder.filter(tantivy.Filter.stopword("english"))
+    if stemming:
+        builder = builder.filter(tantivy.Filter.stemmer("english"))
+    return builder.build()
 
 
 def unique_terms(analyzer: tantivy.TextAnalyzer, text: str, limit: int = MAX_QUERY_TERMS) -> list[str]:
@@ -81,11 +84,11 @@ def tenant_folder(tenant_id: str) -> str:
 class _TenantIndex:
     """One tenant's tantivy index (its own BM25 statistics) and its write lock."""
 
-    def __init__(self, path: Path, schema: tantivy.Schema) -> None:
+    def __init__(self, path: Path, schema: tantivy.Schema, analyzer: tantivy.TextAnalyzer) -> None:
         path.mkdir(parents=True, exist_ok=True)
         self.path = path
         self.index = tantivy.Index(schema, path=str(path), reuse=True)
-        self.index.register_tokenizer(ANALYZER, english_analyzer())
+        self.index.register_tokenizer(ANALYZER, analyzer)
         self.lock = threading.Lock()
 
 
@@ -93,6 +96,7 @@ class TantivyKeywordIndex:
     """:class:`retrieval.protocols.KeywordIndex` on tantivy indexes stored under ``directory``, one per tenant.
 
     ``title_boost`` / ``section_boost`` weight the extra title and section fields relative to ``body``.
+    ``stemming`` / ``stopwords`` choose the analysis (an index must be read with the analysis it was written with).
     One process may write a tenant's index at a time (tantivy's directory lock, held for the duration of a commit);
     any number read. Readers in other processes see a commit within about a second (tantivy's on-commit reload), or
     at once after ``refresh()``; a tenant created by another process is found on its first search.
@@ -107,8 +111,11 @@ class TantivyKeywordIndex:
         title_boost: float = 0.25,
         section_boost: float = 0.3,
         writer_heap_bytes: int = 64_000_000,
+        stemming: bool = True,
+        stopwords: bool = True,
     ) -> None:
         self.directory = Path(directory)
+        self._analysis = {"stemming": stemming, "stopwords": stopwords}
         self.title_boost = title_boost
         self.section_boost = section_boost
         self._heap = writer_heap_bytes
@@ -125,7 +132,7 @@ class TantivyKeywordIndex:
         if (self.directory / "meta.json").exists():
             log.warning("keyword index at %s holds a shared (pre per-tenant) index that is no longer read; "
                         "reindex the documents to rebuild it per tenant", self.directory)
-        self._analyzer = english_analyzer()
+        self._analyzer = english_analyzer(**self._analysis)
 
     def _tenant(self, folder: str, *, create: bool) -> _TenantIndex | None:
         """The open index in ``tenants/<folder>`` (opened on first use; ``None`` when absent and not ``create``)."""
@@ -137,7 +144,7 @@ class TantivyKeywordIndex:
             if not create and not (path / "meta.json").exists():
                 return None
             try:
-                found = self._tenants[folder] = _TenantIndex(path, self._schema)
+                found = self._tenants[folder] = _TenantIndex(path, self._schema, english_analyzer(**self._analysis))
             except (OSError, ValueError) as exc:
                 raise AppError(ErrorCode.INDEX_UNAVAILABLE, f"cannot open keyword index at {path}: {exc}") from exc
             return found
