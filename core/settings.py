@@ -92,7 +92,7 @@ class RetrievalSettings(BaseModel):
     #: How the retrievers' lists are fused (``retrieval.fusion.FUSION_METHODS``): ``rrf`` (weighted reciprocal
     #: ranks), ``zscore`` (sum of z-normalised scores), ``adaptive-rrf`` / ``adaptive-zscore`` (per-query weights from
     #: each list's confidence). Chosen across datasets by ``python -m evaluation.lodo``.
-    fusion: Literal["rrf", "zscore", "adaptive-rrf", "adaptive-zscore"] = "rrf"
+    fusion: Literal["rrf", "zscore", "adaptive-rrf", "adaptive-zscore"] = "zscore"
     #: Multi-hop: the names each of the top ``hop_seeds`` first-hop passages adds to the question (its title,
     #: capitalised phrases) are a second keyword / dense / graph query; its best new passage is placed right after
     #: the passage that named it (``retrieval.hybrid.HybridRetriever``).

@@ -78,7 +78,7 @@ class EvalTable:
 
     def format(self) -> str:
         cols = sorted({m for r in self.rows for m in r.metrics}, key=_metric_order)
-        stages = [s for s in ("keyword", "vector", "graph", "fuse", "rerank", "total")
+        stages = [s for s in ("keyword", "vector", "graph", "fuse", "hop2", "rerank", "total")
                   if any(s in r.latency_ms for r in self.rows)]
         head = ["config", *cols, *(f"{s} p50/p95 ms" for s in stages), "degraded"]
         lines = [f"{self.dataset}: {self.n_queries} queries, {self.n_docs} docs", " | ".join(head)]
@@ -210,7 +210,7 @@ def evaluate_config(
     # Report only the stages this configuration really ran (a null index still "runs", in ~0 ms).
     active = {"fuse", "total"} | ({"keyword"} if parts & {"bm25", "hybrid"} else set()) | (
         {"vector"} if parts & {"dense", "hybrid"} else set()) | ({"graph"} if "graph" in parts else set()) | (
-        {"rerank"} if "rerank" in parts else set())
+        {"rerank"} if "rerank" in parts else set()) | {"hop2"}
     latency = {s: _percentiles(v) for s, v in timings.items() if s in active}
     return EvalRow(config, mean_metrics(run, ds.qrels, measures), latency, degraded)
 
@@ -277,6 +277,7 @@ def main(argv: Sequence[str] | None = None, *, extract_entities: EntityExtractor
     ap.add_argument("--weights", default=None, help="keyword,vector,graph fusion weights, e.g. 1,1,0.5")
     ap.add_argument("--rrf-k", type=int, default=None)
     ap.add_argument("--fusion", default=None, help="fusion method (retrieval.fusion.FUSION_METHODS)")
+    ap.add_argument("--multi-hop", action="store_true", help="turn the second hop on (RetrievalSettings.multi_hop)")
     ap.add_argument("--reranker", choices=["cross-encoder", "flag"], default=None,
                     help="reranker for '+rerank' configurations (needs --reranker-path)")
     ap.add_argument("--reranker-path", default="", help="local folder of a reranker model")
@@ -296,6 +297,8 @@ def main(argv: Sequence[str] | None = None, *, extract_entities: EntityExtractor
         update["rrf_k"] = args.rrf_k
     if args.fusion:
         update["fusion"] = args.fusion
+    if args.multi_hop:
+        update["multi_hop"] = True
     if args.entities and extract_entities is None:
         module, _, attr = args.entities.partition(":")
         extract_entities = getattr(importlib.import_module(module), attr)()
