@@ -1,4 +1,4 @@
-"""Fused retrieval latency on synthetic chunks: per-index p50/p95 and the hybrid (RRF, no rerank) on top.
+"""Fused retrieval latency on synthetic chunks: per-index p50/p95 and the hybrid (default fusion, no rerank) on top.
 
 Usage: python benchmarks/bench_retrieval.py [--n 100000] [--full] [--queries 200]
 
