@@ -58,9 +58,10 @@ test-frontend:
 
 bench: bench-retrieval bench-ingest bench-answer bench-analytics ## all benchmarks (tables and ratios)
 
-bench-retrieval: install ## retrieval quality on the eval sets + index latency at 100k chunks
-	@$(PY) -m retrieval.evaluation --dataset ../shared/eval/beir_scifact
-	@$(PY) -m retrieval.evaluation --dataset ../shared/eval/hotpotqa_distractor_sample100
+bench-retrieval: install ## retrieval quality on the eval sets (LODO BM25 table, fusion table) + index latency at 100k chunks
+	@$(PY) -m evaluation.lodo
+	@$(PY) -m evaluation.retrieval --dataset ../shared/eval/beir_scifact
+	@$(PY) -m evaluation.retrieval --dataset ../shared/eval/hotpotqa_distractor_sample100
 	@$(PY) benchmarks/bench_retrieval.py
 
 bench-ingest: ## ingest the enterprise document set vs a Haystack peer: states, reasons, throughput, stage shares, RSS
@@ -77,7 +78,7 @@ bench-answer: ## answer quality (demo support set, doc2dial, SQuAD v2 outcomes) 
 	@$(PY) benchmarks/bench_answer.py
 
 lint: install ## ruff, mypy, and mypy --strict on the ground floor (core/) and the services
-	@$(VENV)/bin/ruff check core app retrieval ingestion tests benchmarks scripts
+	@$(VENV)/bin/ruff check core app retrieval ingestion evaluation tests benchmarks scripts
 	@$(VENV)/bin/mypy
 	@$(VENV)/bin/mypy --strict core app/services
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-import time
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -27,7 +26,7 @@ from core.types import Role  # noqa: E402
 cli = typer.Typer(help="kbqa: enterprise knowledge-base question answering", no_args_is_help=True)
 keys_cli = typer.Typer(help="API keys", no_args_is_help=True)
 users_cli = typer.Typer(help="Users who log in to the web app", no_args_is_help=True)
-eval_cli = typer.Typer(help="Evaluation", no_args_is_help=True)
+eval_cli = typer.Typer(help="Check answers against the tenant's regression set", no_args_is_help=True)
 cli.add_typer(keys_cli, name="keys")
 cli.add_typer(users_cli, name="users")
 cli.add_typer(eval_cli, name="eval")
@@ -344,26 +343,6 @@ def users_list(tenant: Annotated[str | None, typer.Option(help="tenant id")] = N
             table.add_row(u.email, u.name, u.role, ",".join(u.acl_groups), last, status)
     db.dispose()
     console.print(table)
-
-
-@eval_cli.command("retrieval")
-def eval_retrieval(
-    dataset: Annotated[Path, typer.Option(help="BEIR-format folder: corpus.jsonl, queries.jsonl, qrels.tsv")],
-    configs: Annotated[str, typer.Option(help="comma-separated configurations")] = "",
-    max_queries: Annotated[int | None, typer.Option(help="evaluate at most this many queries")] = None,
-) -> None:
-    """Retrieval quality (nDCG@10, Recall@10/100, MRR@10) and latency per configuration."""
-    from ingestion.entities import EntityExtractor
-    from retrieval.evaluation import main as eval_main
-
-    argv = ["--dataset", str(dataset)]
-    if configs:
-        argv += ["--configs", configs]
-    if max_queries:
-        argv += ["--max-queries", str(max_queries)]
-    started = time.perf_counter()
-    eval_main(argv, extract_entities=EntityExtractor())  # the graph rows need the ingest-side entity extractor
-    console.print(f"done in {time.perf_counter() - started:.0f}s")
 
 
 @eval_cli.command("answers")

@@ -242,10 +242,10 @@ class MemoryKB(KB):
 
     def __init__(self, data_dir: Path, backend: str) -> None:
         from app.generation.backends import ExtractiveBackend, build_llm
-        from app.generation.evaldata import MemoryHybridRetriever, MiniLMEmbedder, cached_vectors
         from app.generation.pipeline import AnswerPipeline
         from core.settings import GenerationSettings
         from core.types import ChunkRecord
+        from evaluation.squad import MemoryHybridRetriever, MiniLMEmbedder, cached_vectors
 
         d = eval_dir() / "squad_v2.0_dev_devhalf"
         chunks = []

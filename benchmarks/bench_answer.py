@@ -1,6 +1,6 @@
 """Answer benchmark on SQuAD v1.1 dev: ``python benchmarks/bench_answer.py [--n 30] [--backends extractive,local]``.
 
-Index: the even half of the 48 articles (same split as ``app.generation.calibrate``), BM25 + MiniLM, in memory.
+Index: the even half of the 48 articles (same split as ``evaluation.calibrate``), BM25 + MiniLM, in memory.
 Per backend, over ``n`` answerable questions: time to Sources, to first token and to the first complete sentence
 (p50 / p95), answer-contains-gold, citation precision (cited passage is the gold paragraph or contains a gold answer)
 and the share of citations the support check marks supported. Refusal precision / recall use ``n`` answerable and
@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from app.generation.backends import ExtractiveBackend, OpenAICompatBackend, build_llm
-from app.generation.evaldata import squad_eval
 from app.generation.events import Citations, Done, Sources, Token
 from app.generation.pipeline import AnswerPipeline
 from core.settings import GenerationSettings
 from core.types import SearchFilter
+from evaluation.squad import squad_eval
 
 SENTENCE_END = re.compile(r"[.!?](\s|$)")
 

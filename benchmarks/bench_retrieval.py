@@ -1,4 +1,4 @@
-"""Fused retrieval latency on synthetic chunks: per-index p50/p95 and the hybrid (RRF, no rerank) on top.
+"""Fused retrieval latency on synthetic chunks: per-index p50/p95 and the hybrid (default fusion, no rerank) on top.
 
 Usage: python benchmarks/bench_retrieval.py [--n 100000] [--full] [--queries 200]
 
@@ -24,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.settings import RetrievalSettings  # noqa: E402
 from core.types import ChunkRecord, SearchFilter  # noqa: E402
-from retrieval.beir import DictChunkStore  # noqa: E402
-from retrieval.eval_backends import build_graph, build_keyword, build_vector  # noqa: E402
+from evaluation.backends import build_graph, build_keyword, build_vector  # noqa: E402
+from evaluation.beir import DictChunkStore  # noqa: E402
 from retrieval.hybrid import HybridRetriever  # noqa: E402
 
 DIM = 384

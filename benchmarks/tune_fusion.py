@@ -18,11 +18,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.types import Hit, SearchFilter  # noqa: E402
-from retrieval.beir import EVAL_TENANT, load_beir  # noqa: E402
-from retrieval.eval_backends import default_embedder  # noqa: E402
-from retrieval.evaluation import MEASURES, build_indexes, default_cache_dir  # noqa: E402
+from evaluation.backends import default_embedder  # noqa: E402
+from evaluation.beir import EVAL_TENANT, load_beir  # noqa: E402
+from evaluation.metrics import mean_metrics  # noqa: E402
+from evaluation.retrieval import MEASURES, build_indexes, default_cache_dir  # noqa: E402
 from retrieval.fusion import reciprocal_rank_fusion  # noqa: E402
-from retrieval.metrics import mean_metrics  # noqa: E402
 
 
 def minmax_fusion(lists: Mapping[str, Sequence[Hit]], weights: Mapping[str, float]) -> list[str]:

@@ -123,6 +123,15 @@ class RetrievalSettings(BaseModel):
     weight_vector: float = Field(default=1.0, ge=0)
     weight_graph: float = Field(default=0.5, ge=0)
     rrf_k: int = Field(default=60, ge=1)
+    #: How the retrievers' lists are fused (``retrieval.fusion.FUSION_METHODS``): ``rrf`` (weighted reciprocal
+    #: ranks), ``zscore`` (sum of z-normalised scores), ``adaptive-rrf`` / ``adaptive-zscore`` (per-query weights from
+    #: each list's confidence). Chosen across datasets by ``python -m evaluation.lodo``.
+    fusion: Literal["rrf", "zscore", "adaptive-rrf", "adaptive-zscore"] = "zscore"
+    #: Multi-hop: the names each of the top ``hop_seeds`` first-hop passages adds to the question (its title,
+    #: capitalised phrases) are a second keyword / dense / graph query; its best new passage is placed right after
+    #: the passage that named it (``retrieval.hybrid.HybridRetriever``).
+    multi_hop: bool = False
+    hop_seeds: int = Field(default=2, ge=1, le=10)
     timeout_s: float = Field(default=2.0, gt=0)
     #: ``none`` (fused order), ``cross-encoder`` (sentence-transformers) or ``flag`` (FlagReranker); the last two
     #: need ``reranker_model_path``.

@@ -1,4 +1,4 @@
-"""Hybrid retrieval: keyword + vector + graph in parallel, weighted RRF, optional rerank.
+"""Hybrid retrieval: keyword + vector + graph in parallel, fusion (``retrieval.fusion``), optional rerank.
 
 Each retriever runs in a bounded thread pool under its own timeout. A retriever that raises or times out is skipped
 and named in ``RetrievalResult.degraded``; the query still answers from the others. Only when every configured
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -22,13 +23,31 @@ from dataclasses import dataclass
 from core.errors import AppError, ErrorCode
 from core.settings import RetrievalSettings
 from core.types import ChunkRecord, Hit, RankedChunk, SearchFilter
-from retrieval.fusion import FusedHit, reciprocal_rank_fusion
+from retrieval.fusion import FusedHit, fuse
 from retrieval.null import is_disabled
 from retrieval.protocols import ChunkStore, Embedder, GraphIndex, KeywordIndex, Reranker, RetrievalResult, VectorIndex
 
 log = logging.getLogger(__name__)
 
 STAGES = ("keyword", "vector", "graph")
+_NAME = re.compile(r"\b[A-Z][\w'-]*(?:\s+(?:of|the|de|von|van|[A-Z][\w'-]*))*")
+_MAX_BRIDGES = 4
+
+
+def bridge_names(query: str, chunk: ChunkRecord) -> list[str]:
+    """Names a first-hop passage adds to the question: its title, then capitalised phrases of its text whose words
+    the question does not already hold (at most a few, in order of appearance)."""
+    known = {w.lower() for w in re.findall(r"\w+", query)}
+    out: list[str] = []
+    for cand in ([chunk.title] if chunk.title else []) + _NAME.findall(chunk.text):
+        cand = cand.strip()
+        words = {w.lower() for w in re.findall(r"\w+", cand)}
+        if not words or words <= known or cand in out:
+            continue
+        out.append(cand)
+        if len(out) >= _MAX_BRIDGES:
+            break
+    return out
 
 
 def passage_text(chunk: ChunkRecord) -> str:
@@ -162,7 +181,9 @@ class HybridRetriever:
 
         t = time.perf_counter()
         n_keep = max(top_k, self._rerank_candidates if self._reranker is not None else top_k)
-        fused = reciprocal_rank_fusion(lists, weights=self._weights, k=self._settings.rrf_k)
+        fused = fuse(lists, method=self._settings.fusion, weights=self._weights, k=self._settings.rrf_k)
+        if self._settings.multi_hop and fused:
+            fused = await self._second_hop(query, flt, k, lists, fused, degraded, timings)
         chunks: list[RankedChunk] = []
         start = 0
         while len(chunks) < n_keep and start < len(fused):  # one round unless ids vanished from the store
@@ -181,6 +202,48 @@ class HybridRetriever:
                 chunks = reranked
         timings["total"] = (time.perf_counter() - t0) * 1000.0
         return RetrievalResult(chunks=chunks[:top_k], degraded=degraded, timings_ms=timings)
+
+    async def _second_hop(
+        self, query: str, flt: SearchFilter, k: int, lists: dict[str, list[Hit]], fused: list[FusedHit],
+        degraded: list[str], timings: dict[str, float],
+    ) -> list[FusedHit]:
+        """Multi-hop: the names each top first-hop passage adds to the question (:func:`bridge_names`) are a second
+        query, run on every stage and fused; its best passage not already ranked above is placed right after the
+        passage that named it (the pair a two-hop question needs). A failed second-hop stage is named
+        ``<stage>@2`` in ``degraded``; the first hop's ranking is kept either way."""
+        t = time.perf_counter()
+        seeds = await self._load(fused[: self._settings.hop_seeds], flt, first_rank=1)
+        hops = [(c.chunk.id, " ".join(names)) for c in seeds if (names := bridge_names(query, c.chunk))]
+        enabled = [s for s in self._stages if s.enabled and s.name in lists]
+        outcomes = await asyncio.gather(*(self._run_stage(s, q, flt, k) for _, q in hops for s in enabled))
+        order = [f.chunk_id for f in fused]
+        by_id = {f.chunk_id: f for f in fused}
+        for n, (seed_id, _) in enumerate(hops):
+            hop_lists: dict[str, list[Hit]] = {}
+            for m, stage in enumerate(enabled):
+                hits = outcomes[n * len(enabled) + m][0]
+                if hits is None:
+                    if f"{stage.name}@2" not in degraded:
+                        degraded.append(f"{stage.name}@2")
+                    continue
+                hop_lists[stage.name] = hits
+            second = fuse(hop_lists, method=self._settings.fusion, weights=self._weights, k=self._settings.rrf_k)
+            at = order.index(seed_id)
+            pick = next((f for f in second if f.chunk_id not in order[: at + 1]), None)
+            if pick is None:
+                continue
+            hop = by_id.setdefault(pick.chunk_id, FusedHit(pick.chunk_id, 0.0))
+            for name, score in pick.scores.items():
+                hop.scores[f"{name}@2"] = score
+                hop.ranks[f"{name}@2"] = pick.ranks[name]
+            if pick.chunk_id in order:
+                order.remove(pick.chunk_id)
+            order.insert(at + 1, pick.chunk_id)
+        timings["hop2"] = (time.perf_counter() - t) * 1000.0
+        out = [by_id[i] for i in order]
+        for i in range(len(out) - 2, -1, -1):  # keep the fused scores non-increasing down the new order
+            out[i].score = max(out[i].score, out[i + 1].score)
+        return out
 
     async def _load(self, fused: list[FusedHit], flt: SearchFilter, first_rank: int) -> list[RankedChunk]:
         ids = [f.chunk_id for f in fused]

@@ -7,7 +7,7 @@
 Both need a model folder (``retrieval.reranker_model_path``); no reranker weights ship with kbqa, and nothing is
 downloaded at run time: a path that is not a local folder is refused with ``CONFIGURATION``.
 ``retrieval.reranker = "none"`` (the default) keeps the fused order: on the dev sets no weight-free signal available
-offline improved on fusion (see ``retrieval/evaluation.py`` and the retrieval evaluation notes).
+offline improved on fusion (see ``evaluation/retrieval.py`` and the retrieval evaluation notes).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ Features of a retrieval result (all comparable across queries, unlike raw BM25 s
 
 A logistic model over these gives ``p(answerable)``; the question is refused below ``threshold``. When the vector
 retriever did not run (degraded), a lexical-only model is used. Coefficients and thresholds are CALIBRATED on SQuAD
-v1.1 dev by ``python -m app.generation.calibrate`` (answerable questions of indexed articles vs questions of articles
+v1.1 dev by ``python -m evaluation.calibrate`` (answerable questions of indexed articles vs questions of articles
 left out of the index); the numbers below are its output.
 """
 
@@ -24,7 +24,7 @@ from app.generation.compose import intent
 from app.generation.text import STOPWORDS, content_terms, overlap
 from core.types import RankedChunk
 
-# Output of `python -m app.generation.calibrate` (seed 13; 24 of 48 SQuAD dev articles indexed = 1,065 paragraphs;
+# Output of `python -m evaluation.calibrate` (seed 13; 24 of 48 SQuAD dev articles indexed = 1,065 paragraphs;
 # 300 answerable + 300 unanswerable questions; fitted on half, measured on the other half). The dense feature is the
 # all-MiniLM-L6-v2 cosine: recalibrate when the embedding model changes.
 #: (intercept, vector, coverage, agreement); held-out: refusal precision 0.914, recall 0.896, answered 0.911

@@ -7,12 +7,19 @@ and pushed down as tantivy query clauses that do not contribute to the score.
 User text never reaches a query parser: it is run through the index's own analyzer (simple tokenizer, lowercase,
 English stop words, English stemmer) and each token becomes a term query, so no input can raise a syntax error.
 
+One tantivy index per tenant (``<directory>/tenants/<sha256 of the tenant id>/``), so BM25's term statistics
+(document frequencies, document count, average field length) are each tenant's own: the scores a tenant sees do not
+move when another tenant uploads or deletes, so they cannot reveal which words other tenants' documents contain.
+
 Writes: ``upsert_document`` deletes every chunk with that ``document_id`` and adds the new ones in one commit, then
 reloads the searcher; a reader holds a searcher snapshot, so it sees the old set or the new set, never a mix.
+A writer is opened for each commit and released after it, so a process does not hold one writer heap per tenant.
 """
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,24 +30,29 @@ from core.errors import AppError, ErrorCode
 from core.types import ChunkRecord, Hit, SearchFilter
 from retrieval._timeutil import epoch_micros
 
+log = logging.getLogger(__name__)
+
 ANALYZER = "kbqa_en"
 #: Marker term in the ``acl`` field of chunks without ACL groups (visible to every caller of the tenant).
 PUBLIC_ACL = "\x00public"
 MAX_QUERY_TERMS = 64
 
 
-def english_analyzer() -> tantivy.TextAnalyzer:
+def english_analyzer(*, stemming: bool = True, stopwords: bool = True) -> tantivy.TextAnalyzer:
     """The analysis of every text field and query: simple tokenizer (alphanumeric runs), drop tokens of 40+ bytes,
-    lowercase, Lucene's 33 English stop words, Snowball English stemmer. The Weaviate backend indexes its output too,
-    so both backends rank on the same terms."""
-    return (
+    lowercase, Lucene's 33 English stop words, Snowball English stemmer (the last two can be turned off, for
+    evaluation). The Weaviate backend indexes the default analysis's output too, so both backends rank on the same
+    terms."""
+    builder = (
         tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
         .filter(tantivy.Filter.remove_long(40))
         .filter(tantivy.Filter.lowercase())
-        .filter(tantivy.Filter.stopword("english"))
-        .filter(tantivy.Filter.stemmer("english"))
-        .build()
     )
+    if stopwords:
+        builder = builder.filter(tantivy.Filter.stopword("english"))
+    if stemming:
+        builder = builder.filter(tantivy.Filter.stemmer("english"))
+    return builder.build()
 
 
 def unique_terms(analyzer: tantivy.TextAnalyzer, text: str, limit: int = MAX_QUERY_TERMS) -> list[str]:
@@ -64,13 +76,30 @@ def _schema() -> tantivy.Schema:
     return sb.build()
 
 
+def tenant_folder(tenant_id: str) -> str:
+    """The folder name of a tenant's index: a hash, so any tenant id is a safe path component."""
+    return hashlib.sha256(tenant_id.encode("utf-8")).hexdigest()[:32]
+
+
+class _TenantIndex:
+    """One tenant's tantivy index (its own BM25 statistics) and its write lock."""
+
+    def __init__(self, path: Path, schema: tantivy.Schema, analyzer: tantivy.TextAnalyzer) -> None:
+        path.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.index = tantivy.Index(schema, path=str(path), reuse=True)
+        self.index.register_tokenizer(ANALYZER, analyzer)
+        self.lock = threading.Lock()
+
+
 class TantivyKeywordIndex:
-    """:class:`retrieval.protocols.KeywordIndex` on a tantivy index stored in ``directory``.
+    """:class:`retrieval.protocols.KeywordIndex` on tantivy indexes stored under ``directory``, one per tenant.
 
     ``title_boost`` / ``section_boost`` weight the extra title and section fields relative to ``body``.
-    One process may write (tantivy takes a directory lock when the first write opens the writer); any number read.
-    Readers in other processes see a commit within about a second (tantivy's on-commit reload), or at once after
-    ``refresh()``.
+    ``stemming`` / ``stopwords`` choose the analysis (an index must be read with the analysis it was written with).
+    One process may write a tenant's index at a time (tantivy's directory lock, held for the duration of a commit);
+    any number read. Readers in other processes see a commit within about a second (tantivy's on-commit reload), or
+    at once after ``refresh()``; a tenant created by another process is found on its first search.
     """
 
     name = "bm25"
@@ -82,37 +111,50 @@ class TantivyKeywordIndex:
         title_boost: float = 0.25,
         section_boost: float = 0.3,
         writer_heap_bytes: int = 64_000_000,
+        stemming: bool = True,
+        stopwords: bool = True,
     ) -> None:
         self.directory = Path(directory)
+        self._analysis = {"stemming": stemming, "stopwords": stopwords}
         self.title_boost = title_boost
         self.section_boost = section_boost
         self._heap = writer_heap_bytes
+        self._schema = _schema()
+        self._tenants: dict[str, _TenantIndex] = {}
+        self._open_lock = threading.Lock()
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            self._schema = _schema()
-            self._index = tantivy.Index(self._schema, path=str(self.directory), reuse=True)
-            self._index.register_tokenizer(ANALYZER, english_analyzer())
-        except (OSError, ValueError) as exc:
+            (self.directory / "tenants").mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
             raise AppError(
                 ErrorCode.INDEX_UNAVAILABLE,
                 f"cannot open keyword index at {self.directory}: {exc}",
             ) from exc
-        self._analyzer = english_analyzer()
-        self._writer: tantivy.IndexWriter | None = None
-        self._write_lock = threading.Lock()
+        if (self.directory / "meta.json").exists():
+            log.warning("keyword index at %s holds a shared (pre per-tenant) index that is no longer read; "
+                        "reindex the documents to rebuild it per tenant", self.directory)
+        self._analyzer = english_analyzer(**self._analysis)
+
+    def _tenant(self, folder: str, *, create: bool) -> _TenantIndex | None:
+        """The open index in ``tenants/<folder>`` (opened on first use; ``None`` when absent and not ``create``)."""
+        with self._open_lock:
+            found = self._tenants.get(folder)
+            if found is not None:
+                return found
+            path = self.directory / "tenants" / folder
+            if not create and not (path / "meta.json").exists():
+                return None
+            try:
+                found = self._tenants[folder] = _TenantIndex(path, self._schema, english_analyzer(**self._analysis))
+            except (OSError, ValueError) as exc:
+                raise AppError(ErrorCode.INDEX_UNAVAILABLE, f"cannot open keyword index at {path}: {exc}") from exc
+            return found
+
+    def _all_tenants(self) -> list[_TenantIndex]:
+        root = self.directory / "tenants"
+        folders = sorted(p.name for p in root.iterdir() if (p / "meta.json").exists()) if root.is_dir() else []
+        return [t for f in folders if (t := self._tenant(f, create=False)) is not None]
 
     # -- writes ---------------------------------------------------------------------------------------------------
-    def _get_writer(self) -> tantivy.IndexWriter:
-        if self._writer is None:
-            try:
-                self._writer = self._index.writer(self._heap, 1)
-            except ValueError as exc:
-                raise AppError(
-                    ErrorCode.INDEX_UNAVAILABLE,
-                    f"keyword index is locked by another writer: {exc}",
-                ) from exc
-        return self._writer
-
     def _to_doc(self, chunk: ChunkRecord) -> tantivy.Document:
         doc = tantivy.Document()
         doc.add_text("chunk_id", chunk.id)
@@ -137,14 +179,49 @@ class TantivyKeywordIndex:
         self._replace(document_id, ())
 
     def upsert_many(self, documents: Sequence[tuple[str, Sequence[ChunkRecord]]]) -> None:
-        """Bulk load: several documents in one commit (same semantics as repeated ``upsert_document``)."""
-        with self._write_lock:
-            writer = self._get_writer()
-            for document_id, chunks in documents:
-                writer.delete_documents_by_term("document_id", document_id)
+        """Bulk load: several documents in one commit per tenant (same semantics as repeated ``upsert_document``).
+
+        A document id lives in one tenant; its old chunks are deleted from every tenant index that holds them."""
+        adds: dict[str, list[ChunkRecord]] = {}
+        for _, chunks in documents:
+            for chunk in chunks:
+                adds.setdefault(tenant_folder(chunk.tenant_id), []).append(chunk)
+        doc_ids = [d for d, _ in documents]
+        targets = {f: self._tenant(f, create=True) for f in adds}
+        for t in self._all_tenants():
+            if t.path.name not in targets and self._holds_any(t, doc_ids):
+                targets[t.path.name] = t
+        for folder, tenant in sorted(targets.items()):
+            assert tenant is not None
+            self._write(tenant, doc_ids, adds.get(folder, []))
+
+    def _holds_any(self, tenant: _TenantIndex, doc_ids: Sequence[str]) -> bool:
+        searcher = tenant.index.searcher()
+        q = tantivy.Query.term_set_query(self._schema, "document_id", list(doc_ids))
+        return bool(searcher.search(q, 1, count=False).hits)
+
+    def _write(self, tenant: _TenantIndex, doc_ids: Sequence[str], chunks: Sequence[ChunkRecord]) -> None:
+        with tenant.lock:
+            try:
+                writer = tenant.index.writer(self._heap, 1)
+            except ValueError as exc:
+                raise AppError(
+                    ErrorCode.INDEX_UNAVAILABLE,
+                    f"keyword index is locked by another writer: {exc}",
+                ) from exc
+            try:
+                for document_id in doc_ids:
+                    writer.delete_documents_by_term("document_id", document_id)
                 for chunk in chunks:
                     writer.add_document(self._to_doc(chunk))
-            self._commit(writer)
+                try:
+                    writer.commit()
+                except ValueError as exc:
+                    writer.rollback()
+                    raise AppError(ErrorCode.INDEX_UNAVAILABLE, f"keyword index commit failed: {exc}") from exc
+            finally:
+                writer.wait_merging_threads()  # releases the directory lock and the writer heap
+            tenant.index.reload()
 
     def _replace(self, document_id: str, chunks: Sequence[ChunkRecord]) -> None:
         for chunk in chunks:
@@ -154,14 +231,6 @@ class TantivyKeywordIndex:
                     f"chunk {chunk.id} belongs to {chunk.document_id}, not {document_id}",
                 )
         self.upsert_many([(document_id, chunks)])
-
-    def _commit(self, writer: tantivy.IndexWriter) -> None:
-        try:
-            writer.commit()
-        except ValueError as exc:
-            writer.rollback()
-            raise AppError(ErrorCode.INDEX_UNAVAILABLE, f"keyword index commit failed: {exc}") from exc
-        self._index.reload()
 
     # -- reads ----------------------------------------------------------------------------------------------------
     def _terms(self, query: str) -> list[str]:
@@ -210,30 +279,26 @@ class TantivyKeywordIndex:
         terms = self._terms(query)
         if not terms or k <= 0:
             return []
+        tenant = self._tenant(tenant_folder(flt.tenant_id), create=False)
+        if tenant is None:
+            return []
         clauses = [(tantivy.Occur.Must, self._text_query(terms))]
         clauses += [(tantivy.Occur.Must, tantivy.Query.const_score_query(q, 0.0)) for q in self._filter_clauses(flt)]
-        searcher = self._index.searcher()
+        searcher = tenant.index.searcher()
         result = searcher.search(tantivy.Query.boolean_query(clauses), k, count=False)
         return [Hit(searcher.doc(addr)["chunk_id"][0], float(score)) for score, addr in result.hits]
 
     def count(self, tenant_id: str | None = None) -> int:
-        searcher = self._index.searcher()
         if tenant_id is None:
-            return int(searcher.num_docs)
-        return int(
-            searcher.search(
-                tantivy.Query.term_query(self._schema, "tenant", tenant_id),
-                1,
-                count=True,
-            ).count  # type: ignore[attr-defined]  # present when count=True; missing from the stubs
-        )
+            return sum(int(t.index.searcher().num_docs) for t in self._all_tenants())
+        tenant = self._tenant(tenant_folder(tenant_id), create=False)
+        return 0 if tenant is None else int(tenant.index.searcher().num_docs)
 
     def refresh(self) -> None:
         """Pick up commits made by another process."""
-        self._index.reload()
+        for t in self._all_tenants():
+            t.index.reload()
 
     def close(self) -> None:
-        with self._write_lock:
-            if self._writer is not None:
-                self._writer.wait_merging_threads()
-                self._writer = None
+        with self._open_lock:
+            self._tenants.clear()

@@ -135,3 +135,34 @@ def test_second_instance_sees_writes_of_the_first(tmp_path: Path) -> None:
     assert [h.chunk_id for h in kw_reader.search("common", SearchFilter("t1"), 5)] == [c.id]
     kw_writer.close()
     kw_reader.close()
+
+
+def test_bm25_scores_of_one_tenant_do_not_move_when_another_tenant_writes(tmp_path: Path) -> None:
+    """Per-tenant statistics: another tenant's uploads and deletes (which change document frequencies, document count
+    and average length of shared words) leave this tenant's hits and scores exactly as they were."""
+    from tests.contract.index_contract import chunk
+
+    kw = TantivyKeywordIndex(tmp_path / "bm25")
+    mine = [chunk("a", "a1", 0, text="merger agreement signed in Oslo"),
+            chunk("a", "a2", 0, text="quarterly revenue report for the Oslo office"),
+            chunk("a", "a3", 0, text="holiday schedule")]
+    for c in mine:
+        kw.upsert_document(c.document_id, [c])
+    query = "Oslo merger revenue"
+    before = kw.search(query, SearchFilter("a"), 10)
+    assert [h.chunk_id for h in before][:2] == [mine[0].id, mine[1].id]
+    # another tenant floods the shared words 'merger' and 'oslo' (and adds unrelated text), then deletes part of it
+    theirs = [chunk("b", f"b{i}", 0, text="merger merger Oslo " + "filler " * i) for i in range(30)]
+    kw.upsert_many([(c.document_id, [c]) for c in theirs])
+    assert kw.search("merger", SearchFilter("b"), 50) and kw.count("b") == 30
+    assert kw.search(query, SearchFilter("a"), 10) == before
+    for c in theirs[:20]:
+        kw.delete_document(c.document_id)
+    assert kw.count("b") == 10
+    assert kw.search(query, SearchFilter("a"), 10) == before
+    # a reader in another process (a second instance) sees the same scores
+    other = TantivyKeywordIndex(tmp_path / "bm25")
+    assert other.search(query, SearchFilter("a"), 10) == before
+    assert other.count() == 13
+    other.close()
+    kw.close()

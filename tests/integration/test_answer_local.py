@@ -9,12 +9,12 @@ import pytest
 
 from app.generation.backends import ExtractiveBackend, build_llm, complete
 from app.generation.backends.llamacpp import LlamaCppBackend, find_packaged_gguf
-from app.generation.evaldata import MemoryHybridRetriever
 from app.generation.events import Citations, Done, Sources
 from app.generation.pipeline import AnswerPipeline
 from app.generation.rewrite import rewrite_query
 from core.settings import GenerationSettings
 from core.types import ChunkRecord, SearchFilter
+from evaluation.squad import MemoryHybridRetriever
 
 pytestmark = [
     pytest.mark.integration,

@@ -8,7 +8,7 @@ import random
 import pytest
 
 from app.generation import answerability
-from app.generation.evaldata import MemoryHybridRetriever, load_squad, split_articles, squad_chunks, squad_dir
+from evaluation.squad import MemoryHybridRetriever, load_squad, split_articles, squad_chunks, squad_dir
 
 pytestmark = [
     pytest.mark.integration,

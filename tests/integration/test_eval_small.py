@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval.evaluation import CONFIGS, run_retrieval_eval
+from evaluation.retrieval import CONFIGS, run_retrieval_eval
 
 pytestmark = pytest.mark.integration
 
@@ -75,7 +75,7 @@ def test_eval_runs_end_to_end_and_caches_embeddings(tmp_path: Path) -> None:
 def test_eval_bm25_on_weaviate_matches_tantivy_and_drops_its_collection(tmp_path: Path, weaviate_server) -> None:  # noqa: ANN001
     import weaviate
 
-    from retrieval.eval_backends import default_embedder
+    from evaluation.backends import default_embedder
 
     data = write_dataset(tmp_path / "tiny")
     server = (weaviate_server.url, weaviate_server.grpc_port)

@@ -14,11 +14,11 @@ import httpx
 import pytest
 
 from app.generation.backends import ExtractiveBackend, OpenAICompatBackend, complete
-from app.generation.evaldata import MemoryHybridRetriever
 from app.generation.events import Degraded, Done, Token
 from app.generation.pipeline import AnswerPipeline
 from core.settings import GenerationSettings
 from core.types import ChunkRecord, SearchFilter
+from evaluation.squad import MemoryHybridRetriever
 from tests.servers import LLAMA_ALIAS, packaged_gguf, start_llama_server
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

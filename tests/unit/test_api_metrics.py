@@ -19,7 +19,7 @@ from app.services.metrics import Metrics
 from core.db import repositories as repo
 from core.settings import GenerationSettings, RetrievalSettings
 from core.types import ChunkRecord, Role, SearchFilter
-from retrieval.beir import DictChunkStore
+from evaluation.beir import DictChunkStore
 from retrieval.hybrid import HybridRetriever
 from retrieval.null import NullGraphIndex
 from tests.fakes import FakeEmbedder, FakeFailingIndex, FakeIndex, FakeLengthReranker

@@ -7,9 +7,9 @@ import pytest
 
 from app.generation import answerability
 from app.generation.backends.base import complete
-from app.generation.calibrate import best_threshold, fit_logistic, refusal_metrics
 from app.generation.rewrite import bounded_history, heuristic_rewrite, looks_like_follow_up, rewrite_query
 from core.types import ChunkRecord, RankedChunk
+from evaluation.calibrate import best_threshold, fit_logistic, refusal_metrics
 from tests.fakes import FakeRewriter
 
 pytestmark = pytest.mark.unit

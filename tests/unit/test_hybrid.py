@@ -10,8 +10,8 @@ import pytest
 from core.errors import AppError, ErrorCode
 from core.settings import RetrievalSettings
 from core.types import ChunkRecord, SearchFilter
-from retrieval.beir import DictChunkStore
-from retrieval.hybrid import HybridRetriever
+from evaluation.beir import DictChunkStore
+from retrieval.hybrid import HybridRetriever, bridge_names
 from retrieval.null import NullGraphIndex, NullKeywordIndex, NullVectorIndex
 from retrieval.protocols import Retriever
 from tests.fakes import FakeEmbedder, FakeFailingIndex, FakeIndex, FakeReranker, FakeSlowIndex, FakeVectorIndex
@@ -148,3 +148,43 @@ def test_top_k_truncates_and_unknown_or_foreign_ids_are_dropped() -> None:
     res = run(r, top_k=2)
     assert [c.chunk.id for c in res.chunks] == ["a", "b"]
     r.close()
+
+
+# ------------------------------------------------------------------ multi-hop: the second hop reaches the bridge
+
+def _doc(cid: str, title: str, text: str) -> ChunkRecord:
+    return ChunkRecord(id=cid, tenant_id="t", document_id=cid, document_version=1, title=title, text=text)
+
+
+HOP_DOCS = [
+    _doc("film", "Night Harbour", "Night Harbour is a 1998 thriller film directed by Marta Kowalczyk."),
+    _doc("bridge", "Marta Kowalczyk", "Marta Kowalczyk is a director and screenwriter born in Gdansk, Poland."),
+    *(_doc(f"noise{i}", f"Harbour Lights {i}", f"The director of Harbour Lights {i} was born in a harbour town.")
+      for i in range(12)),
+]
+
+
+def test_bridge_names_are_what_the_passage_adds_to_the_question() -> None:
+    names = bridge_names("Where was the director of Night Harbour born?", HOP_DOCS[0])
+    assert names[0] == "Marta Kowalczyk"  # the title repeats the question: skipped; the director's name is new
+    assert "Night Harbour" not in names
+
+
+@pytest.mark.parametrize("multi_hop", [False, True])
+def test_the_second_hop_reaches_a_bridge_document(tmp_path, multi_hop: bool) -> None:  # noqa: ANN001
+    from retrieval.keyword import TantivyKeywordIndex
+
+    kw = TantivyKeywordIndex(tmp_path / "bm25")
+    kw.upsert_many([(d.document_id, [d]) for d in HOP_DOCS])
+    settings = RetrievalSettings(multi_hop=multi_hop, hop_seeds=1)
+    r = HybridRetriever(kw, NullVectorIndex(4), NullGraphIndex(), FakeEmbedder(), DictChunkStore(HOP_DOCS), settings)
+    try:
+        res = asyncio.run(r.retrieve("Where was the director of Night Harbour born?", FLT, 3))
+    finally:
+        r.close()
+        kw.close()
+    ids = [c.chunk.id for c in res.chunks]
+    assert ids[0] == "film"
+    # one hop cannot see the bridge: it shares no rare word with the question; the second hop's query names her
+    assert ("bridge" in ids) is multi_hop
+    assert ("hop2" in res.timings_ms) is multi_hop and not res.degraded

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from retrieval.metrics import all_relevant_at_k, mean_metrics, mrr_at_k, ndcg_at_k, recall_at_k
+from evaluation.metrics import all_relevant_at_k, mean_metrics, mrr_at_k, ndcg_at_k, recall_at_k
 
 pytestmark = pytest.mark.unit
 

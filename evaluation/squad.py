@@ -22,7 +22,7 @@ from app.generation.text import content_terms
 from core.types import ChunkRecord, RankedChunk, SearchFilter
 from retrieval.protocols import RetrievalResult
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 
 
 def eval_dir() -> Path:

@@ -1,4 +1,4 @@
-"""Calibrate the answerability model on SQuAD v1.1 dev: ``python -m app.generation.calibrate [--per-class N]``.
+"""Calibrate the answerability model on SQuAD v1.1 dev: ``python -m evaluation.calibrate [--per-class N]``.
 
 Half of the 48 articles are indexed (even positions, sorted by title); questions about indexed articles are
 answerable, questions about held-out articles are not (their answer is not in the index). Retrieval is BM25 + MiniLM
@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from app.generation.answerability import features
-from app.generation.evaldata import squad_eval
+from evaluation.squad import squad_eval
 
 
 def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-2, iters: int = 50) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""Builders of the temp embedded indexes used by :mod:`retrieval.evaluation` and the retrieval benchmark.
+"""Builders of the temp embedded indexes used by :mod:`evaluation.retrieval` and the retrieval benchmark.
 
 Chunks are loaded one document at a time (a document's chunks must be consecutive), the way ingestion writes them.
 """
