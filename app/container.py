@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from app.generation.pipeline import AnswerPipeline
 from app.services.answers import AnswerService
-from app.services.ingestion import recover_after_restart
+from app.services.ingestion import rebuild_legacy_keyword_index, recover_after_restart
 from app.services.metrics import Metrics
 from app.services.quotas import QuotaLimiter
 from core.db.session import Database
@@ -63,6 +63,11 @@ class Container:
                 recover_after_restart(db=self.db)
             except Exception:  # noqa: BLE001 - a database that is down now is retried by the sweeps (leases)
                 log.warning("could not re-queue unfinished ingestion jobs at start", exc_info=True)
+        try:
+            with self.indexes.writing():
+                rebuild_legacy_keyword_index(db=self.db, chunk_store=self.chunk_store, keyword=self.indexes.keyword)
+        except Exception:  # noqa: BLE001 - keyword search stays empty for old documents; logged, retried next start
+            log.warning("could not rebuild the keyword index per tenant", exc_info=True)
 
         def loop() -> None:
             first = True

@@ -415,6 +415,12 @@ def get_chunks(*, session: Session, chunk_ids: Sequence[str]) -> dict[str, Chunk
     return {c.id: chunk_record(c, d) for c, d in rows}
 
 
+def chunk_ids_by_document(*, session: Session) -> list[tuple[str, str]]:
+    """(document id, chunk id) of every stored chunk, grouped by document (to rebuild an index from the database)."""
+    rows = session.execute(select(Chunk.document_id, Chunk.id).order_by(Chunk.document_id, Chunk.order))
+    return [(d, c) for d, c in rows]
+
+
 def list_chunks(*, session: Session, document_id: str) -> list[Chunk]:
     return list(session.scalars(select(Chunk).where(Chunk.document_id == document_id).order_by(Chunk.order)))
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import shutil
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -129,10 +130,25 @@ class TantivyKeywordIndex:
                 ErrorCode.INDEX_UNAVAILABLE,
                 f"cannot open keyword index at {self.directory}: {exc}",
             ) from exc
-        if (self.directory / "meta.json").exists():
+        if self.has_legacy_shared_index:
             log.warning("keyword index at %s holds a shared (pre per-tenant) index that is no longer read; "
-                        "reindex the documents to rebuild it per tenant", self.directory)
+                        "it is rebuilt per tenant from the stored chunks at start-up", self.directory)
         self._analyzer = english_analyzer(**self._analysis)
+
+    @property
+    def has_legacy_shared_index(self) -> bool:
+        """A shared index from before the per-tenant layout lies at the top of the directory."""
+        return (self.directory / "meta.json").exists()
+
+    def retire_legacy_shared_index(self) -> None:
+        """Remove the shared index's files (after its documents were written per tenant); ``tenants/`` stays."""
+        for entry in self.directory.iterdir():
+            if entry.name == "tenants":
+                continue
+            if entry.is_dir():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink(missing_ok=True)
 
     def _tenant(self, folder: str, *, create: bool) -> _TenantIndex | None:
         """The open index in ``tenants/<folder>`` (opened on first use; ``None`` when absent and not ``create``)."""
