@@ -12,7 +12,7 @@ DEMO_DOCS := $(sort $(wildcard demo/kb/*.md demo/kb/*.html demo/kb/*.docx demo/k
 DEMO_ADMIN ?= admin@example.com
 export KBQA_DATA_DIR
 
-.PHONY: help install install-test services services-stop frontend run test test-python test-frontend bench bench-retrieval bench-ingest bench-answer bench-analytics lint demo-docs clean
+.PHONY: help install install-test services services-stop frontend run test test-python test-frontend bench bench-retrieval bench-ingest bench-answer bench-analytics lint api-types demo-docs clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2}'
@@ -81,6 +81,9 @@ lint: install ## ruff, mypy, and mypy --strict on the ground floor (core/) and t
 	@$(VENV)/bin/ruff check core app retrieval ingestion evaluation tests benchmarks scripts
 	@$(VENV)/bin/mypy
 	@$(VENV)/bin/mypy --strict core app/services
+
+api-types: install ## regenerate frontend/src/api/schema.gen.ts from the API's OpenAPI schema
+	@$(PY) scripts/gen_api_types.py
 
 demo-docs: install ## regenerate the demo DOCX/PDF files from their sources
 	@$(PY) scripts/build_demo_docs.py

@@ -7,7 +7,7 @@ Every function is keyword-only, opens its own transaction and audits what it cha
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel
 
@@ -24,7 +24,7 @@ class UserView(BaseModel):
     id: str
     email: str
     name: str
-    role: str
+    role: Role
     acl_groups: list[str]
     created_at: dt.datetime
     last_login_at: dt.datetime | None
@@ -33,7 +33,7 @@ class UserView(BaseModel):
     @classmethod
     def of(cls, u: User) -> UserView:
         return cls(
-            id=u.id, email=u.email, name=u.name, role=u.role, acl_groups=list(u.acl_groups or []),
+            id=u.id, email=u.email, name=u.name, role=Role(u.role), acl_groups=list(u.acl_groups or []),
             created_at=u.created_at, last_login_at=u.last_login_at, disabled=u.disabled_at is not None,
         )
 
@@ -45,7 +45,7 @@ class UserList(BaseModel):
 class KeyView(BaseModel):
     id: str
     name: str
-    role: str
+    role: Role
     prefix: str
     acl_groups: list[str]
     created_at: dt.datetime
@@ -55,7 +55,7 @@ class KeyView(BaseModel):
     @classmethod
     def of(cls, k: ApiKey) -> KeyView:
         return cls(
-            id=k.id, name=k.name, role=k.role, prefix=k.prefix, acl_groups=list(k.acl_groups or []),
+            id=k.id, name=k.name, role=Role(k.role), prefix=k.prefix, acl_groups=list(k.acl_groups or []),
             created_at=k.created_at, last_used_at=k.last_used_at, revoked=k.revoked_at is not None,
         )
 
@@ -68,8 +68,11 @@ class KeyCreated(KeyView):
     key: str  # the secret, shown once
 
 
+ActorKind = Literal["user", "key", "system"]
+
+
 class UsageRow(BaseModel):
-    actor_kind: str
+    actor_kind: ActorKind
     actor_id: str
     actor_name: str
     day: dt.date
@@ -85,7 +88,7 @@ class UsageList(BaseModel):
 class AuditEventView(BaseModel):
     id: int
     created_at: dt.datetime
-    actor_kind: str
+    actor_kind: ActorKind
     actor_id: str | None
     actor_name: str
     action: str
@@ -95,8 +98,8 @@ class AuditEventView(BaseModel):
     @classmethod
     def of(cls, e: AuditEvent) -> AuditEventView:
         return cls(
-            id=e.id, created_at=e.created_at, actor_kind=e.actor_kind, actor_id=e.actor_id, actor_name=e.actor_name,
-            action=e.action, target=e.target, detail=e.detail or {},
+            id=e.id, created_at=e.created_at, actor_kind=cast(ActorKind, e.actor_kind), actor_id=e.actor_id,
+            actor_name=e.actor_name, action=e.action, target=e.target, detail=e.detail or {},
         )
 
 
@@ -258,8 +261,8 @@ def usage(*, db: Database, principal: Principal) -> UsageList:
         return UsageList(
             usage=[
                 UsageRow(
-                    actor_kind=u.actor_kind, actor_id=u.actor_id, actor_name=name, day=u.day, requests=u.requests,
-                    prompt_tokens=u.prompt_tokens, completion_tokens=u.completion_tokens,
+                    actor_kind=cast(ActorKind, u.actor_kind), actor_id=u.actor_id, actor_name=name, day=u.day,
+                    requests=u.requests, prompt_tokens=u.prompt_tokens, completion_tokens=u.completion_tokens,
                 )
                 for u, name in rows
             ]

@@ -25,7 +25,7 @@ class ConversationList(BaseModel):
 
 class MessageView(BaseModel):
     id: str
-    role: str
+    role: Literal["user", "assistant"]
     content: str
     citations: list[Any]
     meta: dict[str, Any]
@@ -61,8 +61,8 @@ def get_conversation(*, db: Database, principal: Principal, conversation_id: str
             title=conv.title,
             messages=[
                 MessageView(
-                    id=m.id, role=m.role, content=m.content, citations=m.citations or [], meta=m.meta or {},
-                    created_at=m.created_at,
+                    id=m.id, role="assistant" if m.role == "assistant" else "user", content=m.content,
+                    citations=m.citations or [], meta=m.meta or {}, created_at=m.created_at,
                 )
                 for m in conv.messages
             ],

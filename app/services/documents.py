@@ -17,6 +17,7 @@ from core.db.models import Document, IngestionJob
 from core.db.session import Database
 from core.errors import AppError, ErrorCode
 from core.principal import Principal
+from core.types import DocumentStatus
 from ingestion.service import IngestService
 
 
@@ -26,7 +27,7 @@ class DocumentView(BaseModel):
     filename: str
     doc_type: str
     mime_type: str
-    status: str
+    status: DocumentStatus
     version: int
     chunk_count: int
     failure_reason: str | None
@@ -43,9 +44,10 @@ class DocumentView(BaseModel):
     def of(cls, doc: Document) -> DocumentView:
         return cls(
             id=doc.id, title=doc.title, filename=doc.filename, doc_type=doc.doc_type, mime_type=doc.mime_type,
-            status=doc.status, version=doc.version, chunk_count=doc.chunk_count, failure_reason=doc.failure_reason,
-            size_bytes=doc.size_bytes, page_count=doc.page_count, acl_groups=list(doc.acl_groups or []),
-            tags=list(doc.tags or []), chunker_version=doc.chunker_version, embedder_version=doc.embedder_version,
+            status=DocumentStatus(doc.status), version=doc.version, chunk_count=doc.chunk_count,
+            failure_reason=doc.failure_reason, size_bytes=doc.size_bytes, page_count=doc.page_count,
+            acl_groups=list(doc.acl_groups or []), tags=list(doc.tags or []), chunker_version=doc.chunker_version,
+            embedder_version=doc.embedder_version,
             created_at=doc.created_at, updated_at=doc.updated_at,
         )
 
@@ -81,7 +83,7 @@ class DocumentPage(BaseModel):
 class UploadedDocument(BaseModel):
     id: str
     filename: str
-    status: str
+    status: DocumentStatus
     version: int
     duplicate: bool
 
@@ -130,7 +132,7 @@ def upload(
         doc = submitted.document
         results.append(
             UploadedDocument(
-                id=doc.id, filename=doc.filename, status=doc.status, version=doc.version,
+                id=doc.id, filename=doc.filename, status=DocumentStatus(doc.status), version=doc.version,
                 duplicate=submitted.duplicate,
             )
         )
