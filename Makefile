@@ -69,6 +69,7 @@ bench-ingest: ## ingest the enterprise document set vs a Haystack peer: states, 
 bench-answer: ## answer quality (demo support set, doc2dial, SQuAD v2 outcomes) + time to sources / first token per backend
 	@KBQA_EXTRAS=dev,local-llm bash scripts/install.sh
 	@$(PY) benchmarks/answer_quality.py --sets demo,doc2dial,squad2 --backend extractive
+	@$(PY) benchmarks/answer_quality.py --sets demo,doc2dial,squad2 --backend local,vllm --limit 40 --n 20
 	@$(PY) benchmarks/bench_answer.py
 
 lint: install ## ruff and mypy
