@@ -10,7 +10,10 @@ chunks are grouped by (document, section) and each group is scored as one candid
 - ``heading``: the same share over the section path alone (a question about "offline" devices and a section called
   "A device shows as offline");
 - ``vector``: the best dense cosine among the group's chunks, when the vector retriever ran;
-- ``pinned``: the share of the codes and years the question names ("E38", "2025") that the group contains.
+- ``pinned``: the share of the codes and years the question names ("E38", "2025") that the group contains;
+- ``shape``: 1 when a how-to question meets a section with a list of steps;
+- with an embedder, ``label`` (question vs "title › section") and ``sentence`` (question vs the section's best
+  sentence): late interaction over a few short texts per question. Their weights are 0 until a split fit shows a gain.
 
 The unit's chunks are kept in document order. The prompt lists the unit first (``passage 1..k``), then the other
 chunks by rank, so the extractive composer and an LLM both see the answering section first.
