@@ -133,7 +133,7 @@ class AnswerPipeline:
             state["degraded"] = True
             yield Degraded(list(result.degraded))
 
-        units = rank_units(query, result.chunks)
+        units = rank_units(query, result.chunks, embedder=self.embedder)
         verdict = answerability.assess(query, result.chunks, units[0] if units else None)
         state["outcome"], state["missing"] = verdict.outcome, list(verdict.missing)
         if verdict.outcome == answerability.NOT_FOUND:

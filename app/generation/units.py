@@ -13,7 +13,7 @@ chunks are grouped by (document, section) and each group is scored as one candid
 - ``pinned``: the share of the codes and years the question names ("E38", "2025") that the group contains;
 - ``shape``: 1 when a how-to question meets a section with a list of steps;
 - with an embedder, ``label`` (question vs "title › section") and ``sentence`` (question vs the section's best
-  sentence): late interaction over a few short texts per question. Their weights are 0 until a split fit shows a gain.
+  sentence): late interaction over a few short texts per question (about 15; 0.2-0.4 s on 2 busy cores).
 
 The unit's chunks are kept in document order. The prompt lists the unit first (``passage 1..k``), then the other
 chunks by rank, so the extractive composer and an LLM both see the answering section first.
@@ -40,16 +40,19 @@ from core.types import RankedChunk
 from retrieval.protocols import Embedder
 
 #: Weights of the unit score, fitted with ``benchmarks/unit_choice.py fit`` on half A (demo support set, odd ids, +
-#: doc2dial VA) and on half B (even ids + DMV) separately: both fits lower ``rank`` to 0.25 and raise ``vector`` to 2
-#: or more (they disagree on ``heading`` and ``shape``, which stay as they were / off). Unit top-1 with these weights,
-#: previous weights (rank 0.5, vector 1) in brackets: half A 0.736 (0.710), half B 0.741 (0.707); demo 0.712 (0.687),
-#: VA 0.766 (0.748), DMV 0.753 (0.699). ``sentence`` and ``label`` need an embedder (off until a fit shows a gain).
+#: doc2dial VA), checked on half B (even ids + DMV), and the reverse. Fitted on A: the weights below; on B: the same
+#: but vector 0, label 1, shape 0. Unit top-1 (the right section chosen) with these weights, EMBED 4 x 3:
+#: half A 0.824, half B 0.753 (held out); demo 0.767, VA 0.874, DMV 0.731. Fitted on B, held-out A: 0.813-0.829.
+#: Lexical weights only (rank 0.25, vector 2, no embedder): A 0.736, B 0.741; the weights before this fit (rank 0.5,
+#: coverage 2, vector 1): A 0.710, B 0.707. Without an embedder the ``sentence`` and ``label`` features are 0.
 WEIGHTS: dict[str, float] = {
-    "rank": 0.25, "coverage": 2.0, "heading": 0.5, "vector": 2.0, "pinned": 1.0,
-    "sentence": 0.0, "label": 0.0, "shape": 0.0,
+    "rank": 0.25, "coverage": 1.0, "heading": 0.5, "vector": 1.0, "pinned": 1.0,
+    "sentence": 2.0, "label": 0.0, "shape": 0.25,
 }
 #: Units whose sentences are embedded (the best by the lexical score), and sentences embedded per unit.
-EMBED_UNITS, EMBED_SENTENCES = 6, 4
+EMBED_UNITS, EMBED_SENTENCES = 4, 3
+#: A sentence is embedded by its first words only (a run-on paragraph line costs as much as the rest together).
+SENTENCE_WORDS = 40
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,7 +183,7 @@ def _embedded(
     for i in top:
         cands = [s for _, rc in groups[i] for s in _sentences(rc.chunk.text, rc.chunk.section or None)]
         cands = sorted(dict.fromkeys(cands), key=lambda s: -len(q_terms & set(content_terms(s))))[:EMBED_SENTENCES]
-        sents += [(i, s) for s in cands]
+        sents += [(i, " ".join(s.split()[:SENTENCE_WORDS])) for s in cands]
     vecs = embedder.embed_documents([question, *labels, *(s for _, s in sents)])
     q = vecs[0]
     label_cos = vecs[1 : 1 + len(top)] @ q
