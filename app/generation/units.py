@@ -45,6 +45,9 @@ from retrieval.protocols import Embedder
 #: half A 0.824, half B 0.753 (held out); demo 0.767, VA 0.874, DMV 0.731. Fitted on B, held-out A: 0.813-0.829.
 #: Lexical weights only (rank 0.25, vector 2, no embedder): A 0.736, B 0.741; the weights before this fit (rank 0.5,
 #: coverage 2, vector 1): A 0.710, B 0.707. Without an embedder the ``sentence`` and ``label`` features are 0.
+#: Cost: the embedding batch moved time to sources p95 from ~0.13 s to ~0.7-0.9 s on 2 shared, busy cores
+#: (answer_quality.py --limit 60); with ``sentence`` and ``label`` at 0 nothing is embedded (then use the lexical
+#: weights above: rank 0.25, coverage 2, vector 2, shape 0).
 WEIGHTS: dict[str, float] = {
     "rank": 0.25, "coverage": 1.0, "heading": 0.5, "vector": 1.0, "pinned": 1.0,
     "sentence": 2.0, "label": 0.0, "shape": 0.25,
