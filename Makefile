@@ -75,6 +75,7 @@ bench-analytics: services ## time each usage-analytics report on 100k logged que
 bench-answer: ## answer quality (demo support set, doc2dial, SQuAD v2 outcomes) + time to sources / first token per backend
 	@KBQA_EXTRAS=dev,local-llm bash scripts/install.sh
 	@$(PY) benchmarks/answer_quality.py --sets demo,doc2dial,squad2 --backend extractive
+	@$(PY) benchmarks/answer_quality.py --sets demo,doc2dial,squad2 --backend local,vllm --limit 40 --n 20
 	@$(PY) benchmarks/bench_answer.py
 
 lint: install ## ruff, mypy, and mypy --strict on the ground floor (core/) and the services

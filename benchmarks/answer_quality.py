@@ -1,6 +1,7 @@
 """Answer quality through the real product path (ingestion -> hybrid retrieval -> answer pipeline), per evaluation set.
 
-    python benchmarks/answer_quality.py [--sets demo,doc2dial,squad2] [--backend extractive] [--data-dir DIR] [--show]
+    python benchmarks/answer_quality.py [--sets demo,doc2dial,squad2] [--backend extractive[,local,vllm]]
+        [--limit N] [--server-url URL] [--data-dir DIR] [--show]
 
 - ``demo``: ``demo/support_questions.jsonl`` on ``demo/kb`` (support-style questions written for the demo KB):
   expected section cited, must-contain facts present, unanswerable -> not found / partial, follow-ups (two turns).
@@ -13,6 +14,15 @@
 
 Every set also reports the share of cited sentences the support check marks supported, and p50/p95 of time to
 sources and to first token. ``--data-dir`` keeps the ingested indexes between runs (one sub-folder per set).
+``--backend`` takes a comma list and prints one row per backend and set: ``local`` is llama-cpp-python in process
+(``KBQA_GENERATION__GGUF_PATH`` or the packaged GGUF), ``vllm`` any OpenAI-compatible server at ``--server-url``
+(vLLM, or ``python -m llama_cpp.server``). ``--limit N`` asks an even spread of N demo questions and N doc2dial
+questions (half per domain): generative backends on 2 cores need minutes per question set, not hours.
+
+Retrieval runs with a generous per-retriever timeout (30 s) so that a busy machine measures answer quality, not
+skipped retrievers; ``degraded`` counts the answers whose retrieval was degraded anyway. Generative backends get a
+300 s first-token timeout for the same reason; ``generated_answers`` counts the answers the model wrote (the rest
+are refusals decided before generation, or the extractive fallback).
 """
 
 from __future__ import annotations
@@ -42,6 +52,28 @@ from core.types import SearchFilter  # noqa: E402
 
 MARKER = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")
 SPACE = re.compile(r"\s+")
+
+
+QUALITY_TIMEOUT_S = 30.0
+SERVER_URL = os.environ.get("KBQA_TEST_VLLM_URL", "")
+
+
+def generation(backend: str) -> dict[str, Any]:
+    """Generation settings for a backend name (``vllm``: the server at ``--server-url`` / ``KBQA_TEST_VLLM_URL``)."""
+    out: dict[str, Any] = {"backend": backend}
+    if backend != "extractive":  # quality of the model's answers, not of the extractive fallback on a slow machine
+        out["first_token_timeout_s"] = QUALITY_TIMEOUT_S * 10
+    if backend == "vllm" and SERVER_URL:
+        out["vllm_url"] = SERVER_URL
+    return out
+
+
+def spread(items: list[Any], limit: int | None) -> list[Any]:
+    """An even spread of at most ``limit`` items (all when ``limit`` is None)."""
+    if not limit or limit >= len(items):
+        return items
+    step = len(items) / limit
+    return [items[int(i * step)] for i in range(limit)]
 
 
 def eval_dir() -> Path:
@@ -82,7 +114,8 @@ class KB:
 
     def __init__(self, data_dir: Path, backend: str) -> None:
         data_dir.mkdir(parents=True, exist_ok=True)
-        self.settings = Settings(_env_file=None, data_dir=data_dir, generation={"backend": backend})
+        self.settings = Settings(_env_file=None, data_dir=data_dir, generation=generation(backend),
+                                 retrieval={"timeout_s": QUALITY_TIMEOUT_S})
         migrate_database(self.settings)
         self.container = build_container(self.settings)
         self.filenames: dict[str, str] = {}  # document id -> file name
@@ -123,6 +156,8 @@ class KB:
 def common(rows: list[Asked]) -> dict[str, Any]:
     sup = [c["supported"] for r in rows for c in r.citations]
     return {
+        "degraded": sum(bool(r.done.retrieval_degraded) for r in rows),
+        "generated_answers": sum(r.done.mode == "generated" for r in rows),
         "cited_sentences_supported": round(sum(sup) / max(len(sup), 1), 3),
         "sources_ms_p50_p95": (pct([r.sources_ms for r in rows], 0.5), pct([r.sources_ms for r in rows], 0.95)),
         "first_token_ms_p50_p95": (pct([r.first_token_ms for r in rows], 0.5),
@@ -145,9 +180,9 @@ def section_cited(want: set[tuple[str, str]], r: Asked) -> bool:
 
 
 # --- demo support set -------------------------------------------------------------------------------------------------
-async def run_demo(kb: KB, show: bool) -> dict[str, Any]:
+async def run_demo(kb: KB, show: bool, limit: int | None = None) -> dict[str, Any]:
     path = ROOT / "demo" / "support_questions.jsonl"
-    items = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+    items = spread([json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()], limit)
     if not kb.filenames:
         files = sorted(p for p in (ROOT / "demo" / "kb").iterdir()
                        if p.is_file() and p.suffix in {".md", ".html", ".docx", ".pdf"})
@@ -195,7 +230,9 @@ async def run_demo(kb: KB, show: bool) -> dict[str, Any]:
 
 
 # --- doc2dial -----------------------------------------------------------------------------------------------------
-async def run_doc2dial(kb: KB, show: bool, domains: tuple[str, ...] = ("va", "dmv")) -> dict[str, Any]:
+async def run_doc2dial(
+    kb: KB, show: bool, domains: tuple[str, ...] = ("va", "dmv"), limit: int | None = None,
+) -> dict[str, Any]:
     out: dict[str, Any] = {"set": "doc2dial dev"}
     all_rows: list[Asked] = []
     cited_all: list[bool] = []
@@ -210,7 +247,7 @@ async def run_doc2dial(kb: KB, show: bool, domains: tuple[str, ...] = ("va", "dm
                     kb.filenames[doc_id] = f"{dom}/{name}"
         by_name = {v: k for k, v in kb.filenames.items()}
         qs = [json.loads(x) for x in (d / "questions.jsonl").read_text().splitlines() if x.strip()]
-        qs = [q for q in qs if not q["agent_response_is_question"]]
+        qs = spread([q for q in qs if not q["agent_response_is_question"]], limit // len(domains) if limit else None)
         cited, shares = [], []
         for q in qs:
             r = await kb.ask(dom, q["question"])
@@ -256,8 +293,8 @@ class MemoryKB(KB):
         embedder = MiniLMEmbedder()
         data_dir.mkdir(parents=True, exist_ok=True)
         retriever = MemoryHybridRetriever(chunks, embedder, cached_vectors(embedder, chunks, data_dir / "vectors.npz"))
-        self.settings = Settings(_env_file=None, data_dir=data_dir, generation={"backend": backend})
-        gen = GenerationSettings(backend=backend)  # type: ignore[arg-type]
+        self.settings = Settings(_env_file=None, data_dir=data_dir, generation=generation(backend))
+        gen = GenerationSettings(**generation(backend))
         fallback = ExtractiveBackend(embedder)
         llm = fallback if backend == "extractive" else build_llm(gen, embedder=embedder)
 
@@ -309,29 +346,37 @@ async def run_squad2(kb: KB, show: bool, n: int, seed: int = 7) -> dict[str, Any
 async def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sets", default="demo,doc2dial,squad2")
-    ap.add_argument("--backend", default="extractive", help="extractive | local | vllm (settings as configured)")
+    ap.add_argument("--backend", default="extractive",
+                    help="comma list of extractive | local | vllm (settings as configured)")
+    ap.add_argument("--limit", type=int, default=None, help="demo / doc2dial: an even spread of this many questions")
+    ap.add_argument("--server-url", default=None,
+                    help="vllm: the OpenAI-compatible server (default KBQA_TEST_VLLM_URL)")
     ap.add_argument("--data-dir", type=Path, default=None, help="keep ingested indexes here between runs")
     ap.add_argument("--n", type=int, default=200, help="squad2: answerable and unanswerable questions each")
     ap.add_argument("--show", action="store_true", help="print every answer (failures are always printed)")
     args = ap.parse_args()
+    global SERVER_URL
+    SERVER_URL = args.server_url or SERVER_URL
     base = args.data_dir or Path(tempfile.mkdtemp(prefix="kbqa-answers-"))
-    results = []
-    for name in args.sets.split(","):
-        kb = MemoryKB(base / name, args.backend) if name == "squad2" else KB(base / name, args.backend)
-        kb.filenames = kb.filenames or _load_names(base / name)
-        if name == "demo":
-            res = await run_demo(kb, args.show)
-        elif name == "doc2dial":
-            res = await run_doc2dial(kb, args.show)
-        elif name == "squad2":
-            res = await run_squad2(kb, args.show, args.n)
-        else:
-            raise SystemExit(f"unknown set {name!r}")
-        _save_names(base / name, kb.filenames)
-        res["backend"] = args.backend
-        results.append(res)
-        print(json.dumps(res), flush=True)
-        kb.close()
+    for backend in args.backend.split(","):
+        if backend == "vllm" and not SERVER_URL:
+            print("# vllm: skipped (no --server-url and no KBQA_TEST_VLLM_URL)", flush=True)
+            continue
+        for name in args.sets.split(","):
+            kb = MemoryKB(base / name, backend) if name == "squad2" else KB(base / name, backend)
+            kb.filenames = kb.filenames or _load_names(base / name)
+            if name == "demo":
+                res = await run_demo(kb, args.show, args.limit)
+            elif name == "doc2dial":
+                res = await run_doc2dial(kb, args.show, limit=args.limit)
+            elif name == "squad2":
+                res = await run_squad2(kb, args.show, args.n)
+            else:
+                raise SystemExit(f"unknown set {name!r}")
+            _save_names(base / name, kb.filenames)
+            res["backend"] = backend
+            print(json.dumps(res), flush=True)
+            kb.close()
     print(f"# load average {os.getloadavg()}, cpu count {os.cpu_count()}")
 
 

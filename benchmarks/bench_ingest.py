@@ -204,7 +204,7 @@ def _progress(db: Any, document: Any, total: int, stop: threading.Event) -> None
 # --- peer ---------------------------------------------------------------------------------------------------------
 
 
-def run_peer(files: list[Path], model: str, timeout_s: float, hard_limit_s: float, log: Path) -> tuple[RunResult,
+def run_peer(files: list[Path], model: str, timeout_s: float, hard_limit_s: float, log: Path) -> tuple[RunResult,  # noqa: C901
                                                                                                       dict[str, str]]:
     log.write_text("", encoding="utf-8")
     listing = log.with_suffix(".files")

@@ -200,7 +200,7 @@ class AnswerPipeline:
         st.retrieval_timings_ms = {k: round(ms, 2) for k, ms in result.timings_ms.items()}
         st.retrieval_degraded = list(result.degraded)
         st.degraded = st.degraded or bool(result.degraded)
-        units = rank_units(query, result.chunks)
+        units = rank_units(query, result.chunks, embedder=self.embedder)
         verdict = answerability.assess(query, result.chunks, units[0] if units else None)
         st.outcome, st.missing = verdict.outcome, list(verdict.missing)
         return Assessment(query, list(result.chunks), units, verdict, tuple(result.degraded))

@@ -10,7 +10,10 @@ chunks are grouped by (document, section) and each group is scored as one candid
 - ``heading``: the same share over the section path alone (a question about "offline" devices and a section called
   "A device shows as offline");
 - ``vector``: the best dense cosine among the group's chunks, when the vector retriever ran;
-- ``pinned``: the share of the codes and years the question names ("E38", "2025") that the group contains.
+- ``pinned``: the share of the codes and years the question names ("E38", "2025") that the group contains;
+- ``shape``: 1 when a how-to question meets a section with a list of steps;
+- with an embedder, ``label`` (question vs "title › section") and ``sentence`` (question vs the section's best
+  sentence): late interaction over a few short texts per question (about 15; 0.2-0.4 s on 2 busy cores).
 
 The unit's chunks are kept in document order. The prompt lists the unit first (``passage 1..k``), then the other
 chunks by rank, so the extractive composer and an LLM both see the answering section first.
@@ -24,12 +27,35 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.generation.answerability import constraint_terms
-from app.generation.text import content_terms, has_term
+from app.generation.compose import intent
+from app.generation.text import (
+    _BULLET,
+    content_terms,
+    has_term,
+    split_sentences,
+    strip_breadcrumb,
+    table_cells,
+)
 from core.types import RankedChunk
+from retrieval.protocols import Embedder
 
-#: Weights of the unit score (fitted on the doc2dial dev domains and the demo support set; see
-#: ``benchmarks/answer_quality.py``).
-W_RANK, W_COVERAGE, W_HEADING, W_VECTOR, W_PINNED = 0.5, 2.0, 0.5, 1.0, 1.0
+#: Weights of the unit score, fitted with ``benchmarks/unit_choice.py fit`` on half A (demo support set, odd ids, +
+#: doc2dial VA), checked on half B (even ids + DMV), and the reverse. Fitted on A: the weights below; on B: the same
+#: but vector 0, label 1, shape 0. Unit top-1 (the right section chosen) with these weights, EMBED 4 x 3:
+#: half A 0.824, half B 0.753 (held out); demo 0.767, VA 0.874, DMV 0.731. Fitted on B, held-out A: 0.813-0.829.
+#: Lexical weights only (rank 0.25, vector 2, no embedder): A 0.736, B 0.741; the weights before this fit (rank 0.5,
+#: coverage 2, vector 1): A 0.710, B 0.707. Without an embedder the ``sentence`` and ``label`` features are 0.
+#: Cost: the embedding batch moved time to sources p95 from ~0.13 s to ~0.7-0.9 s on 2 shared, busy cores
+#: (answer_quality.py --limit 60); with ``sentence`` and ``label`` at 0 nothing is embedded (then use the lexical
+#: weights above: rank 0.25, coverage 2, vector 2, shape 0).
+WEIGHTS: dict[str, float] = {
+    "rank": 0.25, "coverage": 1.0, "heading": 0.5, "vector": 1.0, "pinned": 1.0,
+    "sentence": 2.0, "label": 0.0, "shape": 0.25,
+}
+#: Units whose sentences are embedded (the best by the lexical score), and sentences embedded per unit.
+EMBED_UNITS, EMBED_SENTENCES = 4, 3
+#: A sentence is embedded by its first words only (a run-on paragraph line costs as much as the rest together).
+SENTENCE_WORDS = 40
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,8 +108,29 @@ def group_sections(chunks: Sequence[RankedChunk]) -> list[list[tuple[int, Ranked
     return list(groups.values())
 
 
-def rank_units(question: str, chunks: Sequence[RankedChunk]) -> list[AnswerUnit]:
-    """Candidate answering units, best first (empty when there are no chunks)."""
+def _sentences(text: str, section: str | None) -> list[str]:
+    """The unit's sentences, list items and table rows (breadcrumb dropped), each at least three words."""
+    out = []
+    for line in strip_breadcrumb(text, section).splitlines():
+        line = _BULLET.sub("", line.strip()).strip()
+        if line.startswith("|"):
+            line = " ".join(table_cells(line))
+        out += [s for s in split_sentences(line) if len(s.split()) >= 3]
+    return out
+
+
+def rank_units(
+    question: str, chunks: Sequence[RankedChunk], *, embedder: Embedder | None = None,
+    weights: dict[str, float] | None = None,
+) -> list[AnswerUnit]:
+    """Candidate answering units, best first (empty when there are no chunks).
+
+    With an ``embedder`` two more features are read (late interaction, cheap: a few short texts per question):
+    ``label``, the cosine between the question and the unit's "title › section" label, and ``sentence``, the best
+    cosine between the question and the unit's sentences (the ``EMBED_SENTENCES`` lexically best of each of the
+    ``EMBED_UNITS`` units with the best lexical score; the others get the lowest embedded value). ``shape``: 1 when a
+    how-to question meets a unit with a list of steps."""
+    w = {**WEIGHTS, **(weights or {})}
     groups = group_sections(chunks)
     if not groups:
         return []
@@ -97,23 +144,61 @@ def rank_units(question: str, chunks: Sequence[RankedChunk]) -> list[AnswerUnit]
     n = len(groups)
     idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in q_terms}
     norm = sum(idf.values()) or 1.0
-    units = []
+    howto = intent(question) == "howto"
+    feats = []
     for g, terms in zip(groups, group_terms, strict=True):
         heading = set(content_terms(" ".join(g[0][1].chunk.section_path)))
         vectors = [rc.scores["vector"] for _, rc in g if "vector" in rc.scores]
-        f = {
+        lists = sum(1 for _, rc in g for ln in rc.chunk.text.splitlines() if _BULLET.match(ln.strip()))
+        feats.append({
             "rank": 1.0 / (1 + min(r for r, _ in g)),
             "coverage": sum(idf[t] for t in q_terms & terms) / norm,
             "heading": sum(idf[t] for t in q_terms & heading) / norm,
             "vector": max(vectors) if vectors else 0.0,
             "pinned": sum(any(has_term(t, rc.chunk.text) for _, rc in g) for t in pinned) / (len(pinned) or 1),
-        }
-        score = (W_RANK * f["rank"] + W_COVERAGE * f["coverage"] + W_HEADING * f["heading"] + W_VECTOR * f["vector"]
-                 + W_PINNED * f["pinned"])
+            "shape": 1.0 if howto and lists >= 2 else 0.0,
+            "sentence": 0.0,
+            "label": 0.0,
+        })
+    if embedder is not None and (w["sentence"] or w["label"]):
+        _embedded(question, groups, feats, embedder, q_terms)
+    units = []
+    for g, f in zip(groups, feats, strict=True):
+        score = sum(w.get(k, 0.0) * v for k, v in f.items())
         ordered = tuple(rc for _, rc in sorted(g, key=lambda p: (p[1].chunk.order, p[0])))
         units.append(AnswerUnit(ordered, round(score, 4), f))
     units.sort(key=lambda u: -u.score)
     return units
+
+
+def _lexical(f: dict[str, float]) -> float:
+    return WEIGHTS["rank"] * f["rank"] + WEIGHTS["coverage"] * f["coverage"] + WEIGHTS["vector"] * f["vector"]
+
+
+def _embedded(
+    question: str, groups: list[list[tuple[int, RankedChunk]]], feats: list[dict[str, float]], embedder: Embedder,
+    q_terms: set[str],
+) -> None:
+    """Fill the ``label`` and ``sentence`` features in ``feats`` (one batch: question, labels, sentences)."""
+    top = sorted(range(len(groups)), key=lambda i: -_lexical(feats[i]))[:EMBED_UNITS]
+    labels = [unit_label(groups[i][0][1].chunk.title, " > ".join(groups[i][0][1].chunk.section_path)) for i in top]
+    sents: list[tuple[int, str]] = []
+    for i in top:
+        cands = [s for _, rc in groups[i] for s in _sentences(rc.chunk.text, rc.chunk.section or None)]
+        cands = sorted(dict.fromkeys(cands), key=lambda s: -len(q_terms & set(content_terms(s))))[:EMBED_SENTENCES]
+        sents += [(i, " ".join(s.split()[:SENTENCE_WORDS])) for s in cands]
+    vecs = embedder.embed_documents([question, *labels, *(s for _, s in sents)])
+    q = vecs[0]
+    label_cos = vecs[1 : 1 + len(top)] @ q
+    sent_cos = vecs[1 + len(top) :] @ q
+    best: dict[int, float] = {}
+    for (i, _), c in zip(sents, sent_cos, strict=True):
+        best[i] = max(best.get(i, -1.0), float(c))
+    floor_label = float(min(label_cos)) if len(top) else 0.0
+    floor_sent = min(best.values()) if best else 0.0
+    for i, f in enumerate(feats):
+        f["label"] = float(label_cos[top.index(i)]) if i in top else floor_label
+        f["sentence"] = best.get(i, floor_sent)
 
 
 def unit_first(unit: AnswerUnit, chunks: Sequence[RankedChunk]) -> list[RankedChunk]:

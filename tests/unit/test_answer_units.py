@@ -111,3 +111,23 @@ def test_a_citation_stays_inside_its_sentence_before_a_closing_colon() -> None:
     assert cite("Check these in order:", 2) == "Check these in order [2]:"
     assert cite("It retries.", 1) == "It retries [1]."
     assert cite("No end mark", 3) == "No end mark [3]."
+
+
+def test_unit_choice_reads_the_sections_sentences_and_label_with_an_embedder() -> None:
+    from tests.fakes import FakeBagOfWordsEmbedder
+
+    returns = rc("r1", "Returns > How to return a product\n\n1. Open your orders.\n2. Select Return items.\n"
+                 "3. Print the prepaid return label.", ("Returns", "How to return a product"), doc="d3", score=0.5)
+    chunks = [rc("c9", SPECS, ("Camera", "Technical specifications"), doc="d2", score=0.9), returns]
+    q = "how do I send the camera back, I need a return label"
+    embedder = FakeBagOfWordsEmbedder()
+    units = rank_units(q, chunks, embedder=embedder, weights={"sentence": 1.0, "label": 1.0})
+    by_doc = {u.document_id: u for u in units}
+    assert by_doc["d3"].features["sentence"] > by_doc["d2"].features["sentence"]  # "return label" is in its steps
+    assert by_doc["d3"].features["label"] > by_doc["d2"].features["label"]  # "return" is in its heading
+    assert by_doc["d3"].features["shape"] == 1.0 and by_doc["d2"].features["shape"] == 0.0  # how-to meets steps
+    assert units[0].document_id == "d3"
+    assert embedder.batches == [1 + 2 + 4]  # one batch: question, two labels, at most EMBED_SENTENCES per unit
+    # without an embedder (or with the embedded weights at 0) nothing is embedded and the features stay 0
+    plain = rank_units(q, chunks)
+    assert all(u.features["sentence"] == u.features["label"] == 0.0 for u in plain)

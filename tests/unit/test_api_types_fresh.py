@@ -32,6 +32,7 @@ def test_the_generator_maps_schemas_to_typescript():
         "Role": {"type": "string", "enum": ["agent", "admin"]},
     }}}
     text = render(spec)
-    assert "export interface Item {\n  id: string;\n  tags: string[];\n  page?: number | null;\n  role?: Role;\n" in text
+    head = "export interface Item {\n  id: string;\n  tags: string[];\n  page?: number | null;\n  role?: Role;\n"
+    assert head in text
     assert "  meta?: Record<string, number>;\n}" in text
     assert 'export type Role = "agent" | "admin";' in text
