@@ -28,7 +28,7 @@ from core.settings import EmbeddingSettings
 DEFAULT_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".onnx", ".pt")
 #: Texts per lock hold for document embedding (the longest a query waits behind ingestion is one such slice).
-BACKGROUND_SLICE = 8
+BACKGROUND_SLICE = 2
 
 
 class PriorityLock:
