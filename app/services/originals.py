@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import quote
 
+from pydantic import BaseModel, Field
 from sqlalchemy import select
 
 from core.db import repositories as repo
@@ -66,8 +67,9 @@ class Original:
         return inline_disposition(self.filename)
 
 
-@dataclass(frozen=True, slots=True)
-class SectionView:
+class SectionView(BaseModel):
+    """The stored text of the section a passage belongs to; ``text[highlight_start:highlight_end]`` is the passage."""
+
     chunk_id: str
     document_id: str
     document_version: int
@@ -77,9 +79,9 @@ class SectionView:
     page_start: int | None
     page_end: int | None
     text: str
-    highlight_start: int
-    highlight_end: int
-    truncated: bool
+    highlight_start: int = Field(ge=0)
+    highlight_end: int = Field(ge=0)
+    truncated: bool = Field(description="neighbouring passages of the section were left off to keep the answer short")
 
 
 def inline_disposition(filename: str) -> str:

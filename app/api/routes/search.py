@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Depends, Query
-from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from app.api.auth import Principal, require
@@ -14,6 +13,7 @@ from app.api.deps import get_container
 from app.container import Container
 from app.services import originals
 from app.services import search as search_service
+from app.services.originals import SectionView
 from app.services.search import Passage, SearchResults
 from core.types import Role
 
@@ -46,32 +46,14 @@ async def get_chunk(
     )
 
 
-class SectionOut(BaseModel):
-    """The stored text of the section a passage belongs to; ``text[highlight_start:highlight_end]`` is the passage."""
-
-    chunk_id: str
-    document_id: str
-    document_version: int
-    title: str
-    doc_type: str
-    section_path: list[str]
-    page_start: int | None
-    page_end: int | None
-    text: str
-    highlight_start: int = Field(ge=0)
-    highlight_end: int = Field(ge=0)
-    truncated: bool = Field(description="neighbouring passages of the section were left off to keep the answer short")
-
-
 @router.get(
-    "/chunks/{chunk_id}/section", response_model=SectionOut, summary="The section around a passage, passage marked"
+    "/chunks/{chunk_id}/section", response_model=SectionView, summary="The section around a passage, passage marked"
 )
 def get_chunk_section(
     chunk_id: str,
     principal: Principal = Depends(require(Role.AGENT)),
     container: Container = Depends(get_container),
-) -> SectionOut:
-    view = originals.section_of_chunk(
+) -> SectionView:
+    return originals.section_of_chunk(
         db=container.db, tenant_id=principal.tenant_id, chunk_id=chunk_id, acl_scope=principal.acl_scope
     )
-    return SectionOut.model_validate(view, from_attributes=True)

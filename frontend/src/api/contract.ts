@@ -17,6 +17,6 @@ export const RESPONSES_MATCH_THE_APP: [
   Assignable<S.ConversationSummary, T.ConversationSummary>,
   Assignable<S.DocumentView, T.DocumentSummary>,
   Assignable<S.UploadedDocument, T.UploadedDocument>,
-  Assignable<S.SectionOut, T.ChunkSection>,
+  Assignable<S.SectionView, T.ChunkSection>,
   Assignable<S.Passage, T.Chunk>,
 ] = [true, true, true, true, true, true, true, true, true, true, true, true];

@@ -363,8 +363,19 @@ export interface SectionHit {
   score: number;
 }
 
+export interface SectionRef {
+  document_id: string | null;
+  title: string;
+  section_path: string[];
+}
+
+export interface SectionSearch {
+  query: string;
+  results: SectionHit[];
+}
+
 /** The stored text of the section a passage belongs to; ``text[highlight_start:highlight_end]`` is the passage. */
-export interface SectionOut {
+export interface SectionView {
   chunk_id: string;
   document_id: string;
   document_version: number;
@@ -377,17 +388,6 @@ export interface SectionOut {
   highlight_start: number;
   highlight_end: number;
   truncated: boolean;
-}
-
-export interface SectionRef {
-  document_id: string | null;
-  title: string;
-  section_path: string[];
-}
-
-export interface SectionSearch {
-  query: string;
-  results: SectionHit[];
 }
 
 /** Either ``email`` and ``password`` (a user) or ``api_key`` (a key, for tools and kiosks). */
