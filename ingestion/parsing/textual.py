@@ -22,14 +22,133 @@ def text_into(text: str, builder: ElementBuilder) -> None:
         builder.add("text", para)
 
 
+# --- structure in plain text -----------------------------------------------------------------------------------------
+#: "=====" / "-----" / "~~~~~" under a heading line (setext, reStructuredText)
+_UNDERLINE = re.compile(r"^\s*([=\-~^*#+])\1{2,}\s*$")
+_UNDERLINE_LEVEL = {"=": 1, "#": 1, "*": 1, "-": 2, "~": 3, "^": 3, "+": 3}
+#: "- item", "* item", "• item", "1. item", "2) item"
+_LIST_ITEM = re.compile(r"^\s*(?:([-*•‣◦▪])|(\d{1,3})[.)])\s+(\S.*)$")
+#: "2.1 Scope", "3.4.1. Limits", "Chapter 4: Returns", "Section 2 - Billing"
+_NUMBERED_HEADING = re.compile(
+    r"^\s*(?:(\d+(?:\.\d+)+)\.?|(?:chapter|section|part|article)\s+[\dIVXLC]+[.:)\-–]?)\s+\S", re.IGNORECASE
+)
+_HEADING_ENDS = (".", ",", ";", ":", "!")  # a heading never ends a sentence this way ("?" is an FAQ question heading)
+_SENTENCE_ENDS = (".", "!", "?", ":", ";")
+_SMALL = {"a", "an", "and", "as", "at", "but", "by", "for", "from", "in", "into", "nor", "of", "on", "or", "per", "the",
+          "to", "via", "vs", "with", "your", "you", "our", "its", "is", "are", "be", "do", "if", "not", "than", "that"}
+#: a file whose candidate heading lines are more than this share of its lines is a list or verse, not headed text
+MAX_HEADING_SHARE = 0.5
+
+
+def _title_case(line: str) -> bool:
+    """"What You Need To Apply", "Returns and Refunds": most words that are not small words are capitalised."""
+    words = [w for w in re.findall(r"[A-Za-z][A-Za-z'’-]*", line) if w.lower() not in _SMALL]
+    return bool(words) and sum(w[0].isupper() for w in words) >= max(1, 0.75 * len(words))
+
+
+def _heading_shape(line: str) -> bool:
+    words = line.split()
+    limit = 20 if line.endswith("?") else 12
+    return (
+        1 <= len(words) <= limit and len(line) <= 120 and (line[0].isupper() or line[0].isdigit())
+        and not line.endswith(_HEADING_ENDS) and not _LIST_ITEM.match(line)
+        and sum(ch.isalpha() for ch in line) >= 0.5 * len(line.replace(" ", ""))
+    )
+
+
+def plain_headings(lines: list[str]) -> dict[int, int]:
+    """Line index -> heading level for the heading lines of a plain-text file.
+
+    - a line underlined with ``===`` (level 1) or ``---`` (2) or ``~~~`` (3);
+    - a numbered section line, "2.1 Scope" (level: depth + 1) or "Chapter 4: Returns" (level 1);
+    - a short line on its own (after a blank line, the start, or a finished sentence) that does not end like a
+      sentence, followed by body text (a longer line or a list item), and either title case ("What You Need To
+      Apply"), a question ("How do I know which program I'm eligible for?") or clearly shorter than the text under it
+      (at most half its length: help-centre exports put a sentence-case heading above a one-line paragraph). Level 2;
+      such a line at the very top is level 1 (the page title).
+
+    No headings are read from a file whose candidate lines exceed ``MAX_HEADING_SHARE`` of its lines (a list or a
+    poem, not a headed text)."""
+    stripped = [ln.strip() for ln in lines]
+    found: dict[int, int] = {}
+    nonblank = [i for i, ln in enumerate(stripped) if ln]
+    following = {a: b for a, b in zip(nonblank, nonblank[1:], strict=False)}
+    for k, i in enumerate(nonblank):
+        line = stripped[i]
+        if _UNDERLINE.match(line):
+            continue
+        nxt = i + 1
+        if nxt < len(stripped) and _UNDERLINE.match(stripped[nxt]) and len(line.split()) <= 15:
+            found[i] = _UNDERLINE_LEVEL[stripped[nxt][0]]
+            continue
+        if not _heading_shape(line):
+            continue
+        prev = stripped[i - 1] if i > 0 else ""
+        if prev and not prev.endswith(_SENTENCE_ENDS) and not _UNDERLINE.match(prev) and prev.rstrip("?") == prev:
+            continue  # the middle of a wrapped paragraph
+        j = following.get(i)
+        if j is None:
+            continue
+        body = stripped[j]
+        if _UNDERLINE.match(body):
+            continue
+        numbered = _NUMBERED_HEADING.match(line)
+        if numbered:
+            found[i] = (numbered.group(1).count(".") + 1) if numbered.group(1) else 1
+            continue
+        body_words = len(body.split())
+        body_follows = bool(_LIST_ITEM.match(body)) or body_words >= max(8, 1.5 * len(line.split()))
+        if not body_follows or (line.endswith("?") and body.endswith("?")):
+            continue
+        if _title_case(line) or line.endswith("?") or len(body) >= 2 * len(line):
+            found[i] = 1 if k == 0 else 2
+    if len(found) > MAX_HEADING_SHARE * max(1, len(nonblank)):
+        return {}
+    return found
+
+
+def structured_text_into(text: str, builder: ElementBuilder) -> bool:
+    """Plain text with its structure: headings (:func:`plain_headings`) become titles, so the text gets sections like
+    Markdown; lines that are list items become list items (numbered ones keep their number); the rest are
+    paragraphs. False (nothing added) when the text has no heading lines: the caller adds it as flat paragraphs."""
+    lines = text.splitlines()
+    heads = plain_headings(lines)
+    if not heads:
+        return False
+    para: list[str] = []
+
+    def flush() -> None:
+        if para:
+            builder.add("text", "\n".join(para))
+            para.clear()
+
+    for i, raw in enumerate(lines):
+        line = raw.strip()
+        if i in heads:
+            flush()
+            builder.title(line, heads[i])
+        elif not line or _UNDERLINE.match(line):
+            flush()
+        elif (item := _LIST_ITEM.match(line)) is not None:
+            flush()
+            builder.add("list_item", item.group(3), marker=f"{item.group(2)}." if item.group(2) else "-")
+        else:
+            para.append(line)
+    flush()
+    return True
+
+
 def parse_text(data: bytes, doc_type: str = "txt") -> ParsedDocument:
+    """Plain text (headings, lists and paragraphs read from the layout, see :func:`plain_headings`) or XML text."""
     text, encoding = decode_text(data)
     builder = ElementBuilder()
     if doc_type == "xml":
         text = _xml_text(data) or text
-    text_into(text, builder)
+        text_into(text, builder)
+    elif not structured_text_into(text, builder):
+        text_into(text, builder)
     return ParsedDocument(
-        title="",
+        title=builder.first_title() if doc_type != "xml" else "",
         mime_type=MIME.get(doc_type, "text/plain"),
         doc_type=doc_type,
         elements=builder.elements,

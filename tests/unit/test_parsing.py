@@ -221,3 +221,57 @@ def test_pdf_drops_running_headers_and_footers(tmp_path: Path) -> None:
     texts = [e.text for e in doc.elements]
     assert texts == [f"Rules for {t} are set by the team lead." for t in topics]
     assert [e.page for e in doc.elements] == [1, 2, 3, 4]
+
+
+WRAPPED = (
+    "If you have life insurance, the easiest way to manage your policy is online. You can check the\n"
+    "status of a claim, change your beneficiary and download forms without calling us. Some changes,\n"
+    "like a new payment schedule, still need a signed form that you send by mail to the address\n"
+    "on the form.\n"
+)
+
+
+def test_plain_text_headings_become_sections(tmp_path: Path) -> None:
+    """Help-centre pages exported as .txt: title-case lines, sentence-case headings above one-line paragraphs, FAQ
+    questions, setext underlines and numbered section lines are headings; the text under them gets their path."""
+    text = (
+        "Returns and Refunds\n===================\n\n"
+        f"{WRAPPED}\n"
+        "What You Need To Apply\n\n"
+        f"{WRAPPED}\n"
+        "How do I know which program I am eligible for?\n"
+        "Different programs cover veterans, service members and family members, and each has its own rules.\n\n"
+        "Your payment options\n"
+        "You can pay monthly, quarterly or once a year, by bank transfer, card or a check sent by mail.\n\n"
+        "2.1 Scope of the warranty\n"
+        f"{WRAPPED}\n"
+        "Steps\n\n1. Open the app\n2. Tap Settings\n3. Tap Reset\n"
+    )
+    path = tmp_path / "help.txt"
+    path.write_text(text)
+    doc = parse_file(path)
+    assert doc.title == "Returns and Refunds"
+    titles = [e.text for e in doc.elements if e.kind == "title"]
+    assert titles == ["Returns and Refunds", "What You Need To Apply", "How do I know which program I am eligible for?",
+                      "Your payment options", "2.1 Scope of the warranty", "Steps"]
+    paths = {e.text.split()[0]: e.section_path for e in doc.elements if e.kind == "text"}
+    assert paths["Different"] == ("Returns and Refunds", "How do I know which program I am eligible for?")
+    assert paths["You"] == ("Returns and Refunds", "Your payment options")
+    items = [(e.text, e.metadata.get("marker")) for e in doc.elements if e.kind == "list_item"]
+    assert items == [("Open the app", "1."), ("Tap Settings", "2."), ("Tap Reset", "3.")]
+    assert all(e.section_path[-1] == "Steps" for e in doc.elements if e.kind == "list_item")
+    # heading lines are not glued into the paragraphs
+    assert not any("What You Need" in e.text for e in doc.elements if e.kind == "text")
+
+
+@pytest.mark.parametrize("text", [
+    WRAPPED + "\n" + WRAPPED,  # hard-wrapped prose: lines start with capitals and end without a full stop
+    "Milk\nEggs\nBread\nButter And Cheese\nApples\n",  # a list of short lines
+    "Dear Anna,\n\nThanks for the call Today.\nSee You Soon\n",  # short lines, no body under them
+])
+def test_plain_text_without_headings_stays_flat(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "plain.txt"
+    path.write_text(text)
+    doc = parse_file(path)
+    assert [e for e in doc.elements if e.kind == "title"] == []
+    assert " ".join(e.text for e in doc.elements).split() == text.split()
