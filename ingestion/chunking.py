@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 
 from core.types import Element
 
-CHUNKER_VERSION = "structure-v2"
+#: v3: plain-text files are read with their headings and lists (documents chunked by v2 are flat until reindexed)
+CHUNKER_VERSION = "structure-v3"
 
 _SENTENCE = re.compile(r"(?<=[.!?。])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9À-ÖØ-Þ])|\n+")
 _SKIP_KINDS = {"page_break"}
