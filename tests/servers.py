@@ -254,6 +254,56 @@ class DexServer:
     proc: subprocess.Popen
 
 
+def require_dex_binary() -> Path:
+    """The Dex binary, or skip (fail under ``KBQA_TEST_REQUIRE_SERVICES=1``) when it has not been built."""
+    from tests.conftest import service_missing
+
+    binary = dex_binary()
+    if not binary.is_file():
+        service_missing(f"no Dex server: {binary} not built (run `bash scripts/build-go-servers.sh`)")
+    return binary
+
+
+#: kbqa's client at the test Dex (``oidc_settings`` configures kbqa with it).
+DEX_CLIENT_ID = "kbqa"
+DEX_CLIENT_SECRET = "kbqa-client-secret-for-tests-only"
+
+
+def kbqa_dex_client(kbqa_url: str) -> dict:
+    """The static Dex client for a kbqa served at ``kbqa_url`` (its callback is the only redirect URI)."""
+    return {"id": DEX_CLIENT_ID, "secret": DEX_CLIENT_SECRET, "redirectURIs": [f"{kbqa_url}/api/v1/auth/oidc/callback"]}
+
+
+def oidc_settings(dex: DexServer, kbqa_url: str, **extra: object) -> dict:
+    """kbqa's ``oidc`` settings for signing in through ``dex`` (users in tenant ``acme``); ``extra`` adds more."""
+    return {
+        "issuer": dex.issuer,
+        "client_id": DEX_CLIENT_ID,
+        "client_secret": DEX_CLIENT_SECRET,
+        "redirect_url": f"{kbqa_url}/api/v1/auth/oidc/callback",
+        "tenant": "acme",
+        **extra,
+    }
+
+
+#: Dex's ``mockCallback`` connector: signs in a fixed user at once (no form), "Kilgore Trout",
+#: ``kilgore@kilgore.trout`` (verified), in group ``authors``.
+DEX_MOCK_CONNECTOR = {"type": "mockCallback", "id": "mock", "name": "Mock"}
+DEX_MOCK_EMAIL = "kilgore@kilgore.trout"
+#: The group mapping the SSO tests configure: Dex group ``authors`` -> role ``editor`` and ACL group ``hr``.
+AUTHORS_MAPPING = {"role_mapping": {"authors": "editor"}, "acl_mapping": {"authors": ["hr"]}}
+
+
+def settings_env(section: str, values: dict) -> dict[str, str]:
+    """``values`` of one settings section as ``KBQA_<SECTION>__<NAME>`` variables (lists and maps as JSON)."""
+    import json
+
+    return {
+        f"KBQA_{section.upper()}__{name.upper()}": v if isinstance(v, str) else json.dumps(v)
+        for name, v in values.items()
+    }
+
+
 @contextmanager
 def run_dex(
     binary: Path,

@@ -7,12 +7,17 @@ the state against the browser's, trades the code (with the verifier) for tokens,
 against the provider's JWKS, issuer, audience, expiry, nonce), then finds the account by verified e-mail in the
 configured tenant (or creates it), maps the provider's groups to a role (the lowest, ``agent``, by default) and ACL
 groups, and returns the user. The caller opens the same server-side session a password login opens.
+
+Every refusal on the way is an ``AppError`` whose ``details["reason"]`` names the kind of failure (:class:`Failure`):
+API clients read it in the JSON error, and the callback route sends a browser to the web app's login page with it, where
+a fixed, readable message (never text from the request) explains what happened.
 """
 
 from __future__ import annotations
 
 import base64
 import datetime as dt
+import enum
 import hashlib
 import hmac
 import secrets
@@ -37,6 +42,32 @@ from core.types import Actor, Role
 ASYMMETRIC_ALGS = frozenset({"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"})
 #: Discovery and JWKS are read again after this long (and the JWKS at once when a token names an unknown key).
 CACHE_S = 3600.0
+
+
+class Failure(str, enum.Enum):
+    """Why a sign-in did not complete: ``details["reason"]`` of the callback's errors; ``sso_error`` on the login
+    page."""
+
+    #: The state is missing, unknown, used already, or not this browser's (a replayed or forged callback).
+    STATE = "state"
+    #: The login waited at the provider longer than ``login_ttl_s``.
+    EXPIRED = "expired"
+    #: The provider sent back an error instead of a code (the user cancelled or was refused there).
+    DENIED = "denied"
+    #: The provider could not be reached, refused the code, or sent an ID token that does not pass the checks.
+    PROVIDER = "provider"
+    #: The identity is fine but has no account here (provisioning off, no verified e-mail, linked to someone else).
+    NO_ACCOUNT = "no_account"
+    #: The account exists and is disabled.
+    DISABLED = "disabled"
+
+
+def failure_reason(err: AppError) -> Failure:
+    """The kind of an error raised while finishing a sign-in (provider trouble when it names none)."""
+    try:
+        return Failure(err.details.get("reason", Failure.PROVIDER))
+    except ValueError:
+        return Failure.PROVIDER
 
 
 def _b64url(data: bytes) -> str:
@@ -157,9 +188,17 @@ def _take_login(db: Database, state: str, ttl_s: int) -> OidcLogin:
         if row is not None:
             s.delete(row)
     if row is None:
-        raise AppError(ErrorCode.UNAUTHENTICATED, "unknown or already used sign-in state: start the sign-in again")
+        raise AppError(
+            ErrorCode.UNAUTHENTICATED,
+            "unknown or already used sign-in state: start the sign-in again",
+            details={"reason": Failure.STATE.value},
+        )
     if as_utc(row.created_at) < utcnow() - dt.timedelta(seconds=ttl_s):
-        raise AppError(ErrorCode.UNAUTHENTICATED, "the sign-in took too long: start it again")
+        raise AppError(
+            ErrorCode.UNAUTHENTICATED,
+            "the sign-in took too long: start it again",
+            details={"reason": Failure.EXPIRED.value},
+        )
     return row
 
 
@@ -269,6 +308,7 @@ def _verified_email(claims: dict[str, Any]) -> str:
         raise AppError(
             ErrorCode.FORBIDDEN,
             "the single-sign-on provider did not vouch for an e-mail address (claims 'email' and 'email_verified')",
+            details={"reason": Failure.NO_ACCOUNT.value},
         )
     return repo.normalise_email(email)
 
@@ -287,7 +327,9 @@ def provision_user(*, settings: OidcSettings, db: Database, tenant_id: str, clai
         if user is None:
             if not settings.create_users:
                 raise AppError(
-                    ErrorCode.FORBIDDEN, "no account for this e-mail address here: ask an administrator to create one"
+                    ErrorCode.FORBIDDEN,
+                    "no account for this e-mail address here: ask an administrator to create one",
+                    details={"reason": Failure.NO_ACCOUNT.value},
                 )
             # A random password nobody knows: the account signs in through SSO (an admin may set a password later).
             user = repo.create_user(
@@ -301,7 +343,11 @@ def provision_user(*, settings: OidcSettings, db: Database, tenant_id: str, clai
             )
             action = "session.login_sso_new_user"
         elif user.oidc_subject is not None and not hmac.compare_digest(user.oidc_subject, subject):
-            raise AppError(ErrorCode.FORBIDDEN, "this account is linked to another single-sign-on identity")
+            raise AppError(
+                ErrorCode.FORBIDDEN,
+                "this account is linked to another single-sign-on identity",
+                details={"reason": Failure.NO_ACCOUNT.value},
+            )
         actor = Actor(kind="user", id=user.id, name=user.name or user.email)
         if user.disabled_at is not None:
             repo.audit(
@@ -311,7 +357,11 @@ def provision_user(*, settings: OidcSettings, db: Database, tenant_id: str, clai
                 action="session.login_failed",
                 detail={"reason": "disabled", "via": "sso"},
             )
-            failure = AppError(ErrorCode.FORBIDDEN, "this account is disabled: ask an administrator")
+            failure = AppError(
+                ErrorCode.FORBIDDEN,
+                "this account is disabled: ask an administrator",
+                details={"reason": Failure.DISABLED.value},
+            )
         else:
             failure = None
             user.oidc_subject = subject
@@ -344,13 +394,27 @@ def finish_login(
     """Complete the sign-in the provider sent the browser back from; the user to open a session for."""
     if not state or not browser_state or not hmac.compare_digest(state, browser_state):
         raise AppError(
-            ErrorCode.UNAUTHENTICATED, "the sign-in state does not match this browser's: start the sign-in again"
+            ErrorCode.UNAUTHENTICATED,
+            "the sign-in state does not match this browser's: start the sign-in again",
+            details={"reason": Failure.STATE.value},
         )
     login = _take_login(db, state, settings.login_ttl_s)
     if error:
-        raise AppError(ErrorCode.UNAUTHENTICATED, "the provider did not sign you in", details={"error": error[:200]})
+        raise AppError(
+            ErrorCode.UNAUTHENTICATED,
+            "the provider did not sign you in",
+            details={"error": error[:200], "reason": Failure.DENIED.value},
+        )
     if not code:
-        raise AppError(ErrorCode.VALIDATION, "the callback has no authorization code", details={"field": "code"})
-    tokens = _exchange_code(provider, code, login.code_verifier)
-    claims = verify_id_token(provider, tokens["id_token"], nonce=login.nonce)
+        raise AppError(
+            ErrorCode.VALIDATION,
+            "the callback has no authorization code",
+            details={"field": "code", "reason": Failure.PROVIDER.value},
+        )
+    try:
+        tokens = _exchange_code(provider, code, login.code_verifier)
+        claims = verify_id_token(provider, tokens["id_token"], nonce=login.nonce)
+    except AppError as exc:
+        exc.details.setdefault("reason", Failure.PROVIDER.value)
+        raise
     return provision_user(settings=settings, db=db, tenant_id=tenant_id, claims=claims)

@@ -27,6 +27,21 @@ describe("App", () => {
     expect(screen.queryByRole("button", { name: "Change password" })).toBeNull(); // keys have no password
   });
 
+  it("lands on the login page with the reason when single sign-on failed, and cleans the address", async () => {
+    localStorage.setItem("kbqa.signedIn", "1"); // set when the browser left for the provider
+    window.history.replaceState(null, "", "/?sso_error=no_account");
+    mockFetch({
+      "GET /api/v1/auth/me": () => jsonResponse({ error: { code: "unauthenticated", message: "not signed in" } }, 401),
+      "GET /api/v1/auth/methods": () =>
+        jsonResponse({ password: true, sso: true, sso_login_url: "/api/v1/auth/oidc/login" }),
+    });
+    render(<App />);
+    expect(await screen.findByRole("heading", { name: "Single sign-on did not complete" })).toBeInTheDocument();
+    expect(screen.getByText(/no account for you here/)).toBeInTheDocument();
+    expect(await screen.findByRole("link", { name: "Try again" })).toBeInTheDocument();
+    expect(window.location.search).toBe("");
+  });
+
   it("restores a session via /auth/me when signed in before", async () => {
     localStorage.setItem("kbqa.signedIn", "1");
     mockFetch({

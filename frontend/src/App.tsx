@@ -3,7 +3,7 @@ import { currentSession, errorMessage, logout, sessionName, setUnauthorizedHandl
 import type { Role, Session } from "./api/types";
 import { AdminPage } from "./admin/AdminPage";
 import { ChangePasswordDialog } from "./auth/ChangePassword";
-import { LoginPage } from "./auth/LoginPage";
+import { LoginPage, takeSsoError } from "./auth/LoginPage";
 import { ChatPage } from "./chat/ChatPage";
 import { ReviewPage } from "./review/ReviewPage";
 import { ErrorAlert } from "./ui/ErrorAlert";
@@ -26,6 +26,8 @@ export function App() {
   const [page, setPage] = useState<Page>("chat");
   const [error, setError] = useState<string | null>(null);
   const [changingPassword, setChangingPassword] = useState(false);
+  // Why the single sign-on that sent the browser back here failed (once: the address is cleaned).
+  const [ssoError, setSsoError] = useState<string | null>(takeSsoError);
   const passwordButton = useRef<HTMLButtonElement>(null);
 
   useEffect(() => {
@@ -43,8 +45,10 @@ export function App() {
       <>
         <ErrorAlert message={error} className="center" />
         <LoginPage
+          ssoError={ssoError}
           onLogin={(s) => {
             setError(null);
+            setSsoError(null);
             setPage("chat");
             setChangingPassword(false);
             setSession(s);

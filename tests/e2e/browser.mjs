@@ -15,23 +15,8 @@
 // nor the document. Screenshots go to tests/e2e/artifacts/. Exits non-zero on any failed step and on any console
 // error or uncaught page error. Optional env: CHROMIUM (default /usr/bin/chromium), INDEX_TIMEOUT_MS (default
 // 180000), ANSWER_TIMEOUT_MS (default 120000), HEADED=1.
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-
-const here = dirname(fileURLToPath(import.meta.url));
-const ARTIFACTS = join(here, "artifacts");
-
-async function loadChromium() {
-  try {
-    return (await import("playwright-core")).chromium;
-  } catch {
-    // not installed next to this script: fall back to the frontend's dependencies
-    const require = createRequire(join(here, "../../frontend/package.json"));
-    return require("playwright-core").chromium;
-  }
-}
+import { join } from "node:path";
+import { ARTIFACTS, assertAccessible, log, progress, runInChromium, shot } from "./lib.mjs";
 
 const BASE_URL = (process.env.BASE_URL ?? "http://127.0.0.1:8000").replace(/\/$/, "");
 const API_KEY = process.env.API_KEY;
@@ -141,7 +126,7 @@ function makePdf(pages) {
 /** Uploads the PDF, asks about its second page and opens the citation: the panel draws page 2 with pdf.js and
  * highlights the passage's text-layer spans; enlarged, it is screenshotted as cited-pdf-page.png. */
 async function citedPdfPage(page) {
-  step = "cited PDF page";
+  progress.step = "cited PDF page";
   await page.getByRole("button", { name: "Documents", exact: true }).click();
   await page.locator("#file-input").setInputFiles({ name: PDF_FILENAME, mimeType: "application/pdf", buffer: makePdf(PDF_PAGES) });
   const item = page.getByRole("listitem", { name: PDF_FILENAME });
@@ -186,43 +171,6 @@ async function citedPdfPage(page) {
   log(`cited PDF page: ${said.trim()}; highlighted: ${highlighted.slice(0, 160)}`);
 }
 
-const consoleErrors = [];
-const accessibility = {};
-let step = "start";
-
-function log(msg) {
-  console.log(`[e2e] ${msg}`);
-}
-
-/** Fails when the page is wider than the window, i.e. the reader would have to scroll sideways. */
-async function assertNoSidewaysScroll(page, name) {
-  const { scrollWidth, innerWidth } = await page.evaluate(() => ({
-    scrollWidth: document.documentElement.scrollWidth,
-    innerWidth: window.innerWidth,
-  }));
-  if (scrollWidth > innerWidth) throw new Error(`${name}: the page scrolls sideways (scrollWidth ${scrollWidth} > innerWidth ${innerWidth})`);
-}
-
-let axeSource;
-
-/** Runs axe-core (WCAG 2 A and AA rules) on the page; fails on any serious or critical violation. */
-async function assertAccessible(page, name) {
-  if (!axeSource) {
-    const require = createRequire(import.meta.url);
-    axeSource = readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
-  }
-  // evaluated through the DevTools protocol, not as an inline <script>, so the app's Content-Security-Policy stays on
-  if (!(await page.evaluate(() => Boolean(window.axe)))) await page.evaluate(axeSource);
-  const violations = await page.evaluate(async () => {
-    const result = await window.axe.run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] } });
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.slice(0, 3).map((n) => n.target.join(" ")) }));
-  });
-  accessibility[name] = violations;
-  const bad = violations.filter((v) => v.impact === "serious" || v.impact === "critical");
-  log(`accessibility ${name}: ${violations.length} violation(s), ${bad.length} serious or critical`);
-  if (bad.length) throw new Error(`${name}: accessibility violations: ${bad.map((v) => `${v.id} (${v.impact}: ${v.help}) at ${v.targets.join(", ")}`).join("; ")}`);
-}
-
 /** Presses Tab until ``locator`` has the focus (keyboard-only use); fails after ``max`` presses. */
 async function tabTo(page, locator, what, max = 80) {
   for (let i = 0; i < max; i++) {
@@ -230,13 +178,6 @@ async function tabTo(page, locator, what, max = 80) {
     await page.keyboard.press("Tab");
   }
   throw new Error(`${what} cannot be reached with the Tab key (${max} presses)`);
-}
-
-async function shot(page, name) {
-  const path = join(ARTIFACTS, `${name}.png`);
-  await page.screenshot({ path, fullPage: true });
-  log(`screenshot ${path}`);
-  await assertNoSidewaysScroll(page, name);
 }
 
 /** Signs in with email and password when given, else with the API key; returns the main navigation. */
@@ -260,13 +201,13 @@ async function signIn(page, credentials, screenshot) {
 }
 
 async function run(page) {
-  step = "login";
+  progress.step = "login";
   await page.goto(BASE_URL + "/", { waitUntil: "networkidle" });
   const usePassword = Boolean(EMAIL && PASSWORD);
   await signIn(page, usePassword ? { email: EMAIL, password: PASSWORD } : { apiKey: API_KEY }, "01-login");
   log(`signed in with ${usePassword ? `email ${EMAIL}` : "an API key"} as ${await page.locator(".who").textContent()}`);
 
-  step = "upload";
+  progress.step = "upload";
   const documentsTab = page.getByRole("button", { name: "Documents", exact: true });
   if ((await documentsTab.count()) === 0) throw new Error("the Documents page is missing: the account needs the editor or admin role");
   await documentsTab.click();
@@ -274,7 +215,7 @@ async function run(page) {
   const item = page.getByRole("listitem", { name: FILENAME });
   await item.waitFor();
 
-  step = "wait for indexed";
+  progress.step = "wait for indexed";
   const status = item.locator(".upload-head .status");
   await status.filter({ hasText: /^(indexed|failed)$/ }).waitFor({ timeout: INDEX_TIMEOUT_MS });
   const final = (await status.textContent())?.trim();
@@ -282,7 +223,7 @@ async function run(page) {
   if (final !== "indexed") throw new Error(`document ended ${final}: ${await item.textContent()}`);
   log(`${FILENAME} indexed`);
 
-  step = "ask";
+  progress.step = "ask";
   await page.getByRole("button", { name: "Chat", exact: true }).click();
   const before = await page.locator("article.turn").count();
   await page.getByLabel("Question").fill(QUESTION);
@@ -298,7 +239,7 @@ async function run(page) {
   log(`answer: ${answer.slice(0, 200)}`);
   if (!/42/.test(answer)) log("warning: the answer does not mention 42 days");
 
-  step = "open citation";
+  progress.step = "open citation";
   const chip = turn.getByRole("button", { name: /^Citation \d+/ }).first();
   if ((await chip.count()) === 0) throw new Error("the answer has no citation chip");
   await chip.click();
@@ -312,14 +253,14 @@ async function run(page) {
   await assertAccessible(page, "chat with a cited passage");
   await panel.getByRole("button", { name: "Close cited passage" }).click();
 
-  step = "feedback";
+  progress.step = "feedback";
   await turn.getByRole("button", { name: "Helpful", exact: true }).click();
   await turn.getByLabel("Comment (optional)").fill(`browser e2e ${RUN_ID}`);
   await turn.getByRole("button", { name: "Send feedback" }).click();
   await turn.getByText("Thanks for the feedback.").waitFor({ timeout: 10_000 });
   await shot(page, "05-feedback");
 
-  step = "documents list";
+  progress.step = "documents list";
   await page.getByRole("button", { name: "Documents", exact: true }).click();
   await page.getByLabel("Search").fill("Zephyr");
   await page.getByRole("cell", { name: /Zephyr/ }).first().waitFor({ timeout: 10_000 });
@@ -328,12 +269,12 @@ async function run(page) {
 
   const adminTab = page.getByRole("button", { name: "Admin", exact: true });
   if (await adminTab.count()) {
-    step = "admin";
+    progress.step = "admin";
     await adminTab.click();
     for (const heading of ["Users and roles", "API keys", "Usage", "Audit log"]) {
       await page.getByRole("heading", { name: heading, exact: true }).waitFor();
     }
-    step = "audit log shows the upload";
+    progress.step = "audit log shows the upload";
     await page.getByLabel("Action", { exact: true }).selectOption("document.");
     const uploadRow = page.getByRole("row").filter({ has: page.getByText("document.upload", { exact: true }) });
     await uploadRow.first().waitFor({ timeout: 10_000 });
@@ -345,7 +286,7 @@ async function run(page) {
     await assertAccessible(page, "admin");
   }
 
-  step = "keyboard only";
+  progress.step = "keyboard only";
   // Ask and open a citation without the mouse: Tab to the question, type, Enter; Tab to a chip, Enter; Escape.
   await page.getByRole("button", { name: "Chat", exact: true }).click();
   await page.locator("body").focus();
@@ -372,7 +313,7 @@ async function run(page) {
     throw new Error("the keyboard-asked answer has no citation chip");
   }
 
-  step = "numbered steps";
+  progress.step = "numbered steps";
   // Upload a guide, ask a how-to question in a new conversation: the answer quotes the section's steps as a numbered
   // list under the section's title; "Show whole section" reveals the section's passages.
   await page.getByRole("button", { name: "Documents", exact: true }).click();
@@ -412,7 +353,7 @@ async function run(page) {
   log(`numbered steps: ${items.length} steps quoted under "${caption.trim()}"; the whole section shown`);
 
   if (await adminTab.count()) {
-    step = "review loop";
+    progress.step = "review loop";
     // A thumbs-down puts the answer in the review queue; the reviewer marks the answering section, the regression
     // run replays it, and the knowledge-gaps report lists the question.
     await stepsTurn.getByRole("button", { name: "Not helpful", exact: true }).click();
@@ -441,7 +382,7 @@ async function run(page) {
   await citedPdfPage(page);
 
   for (const viewport of VIEWPORTS) {
-    step = `layout at ${viewport.width}x${viewport.height}`;
+    progress.step = `layout at ${viewport.width}x${viewport.height}`;
     await page.setViewportSize(viewport);
     await page.getByRole("button", { name: "Chat", exact: true }).click();
     // reopen the conversation and its citation: the widest chat layout
@@ -466,7 +407,7 @@ async function run(page) {
   await page.setViewportSize({ width: 1280, height: 800 });
 
   if (OTHER_EMAIL && OTHER_PASSWORD) {
-    step = "other tenant";
+    progress.step = "other tenant";
     await page.getByRole("button", { name: "Sign out" }).click();
     const listed = page.waitForResponse((r) => r.url().endsWith("/api/v1/conversations") && r.request().method() === "GET");
     await signIn(page, { email: OTHER_EMAIL, password: OTHER_PASSWORD });
@@ -502,46 +443,7 @@ async function main() {
     console.error("[e2e] set EMAIL and PASSWORD (an editor or admin user), or API_KEY (an editor or admin key), and BASE_URL");
     return 2;
   }
-  mkdirSync(ARTIFACTS, { recursive: true });
-  const chromium = await loadChromium();
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-    headless: process.env.HEADED !== "1",
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-sync",
-    ],
-  });
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-  const page = await context.newPage();
-  page.setDefaultTimeout(15_000);
-  page.on("console", (msg) => {
-    if (msg.type() === "error") consoleErrors.push(`${msg.text()} (${msg.location().url ?? ""})`);
-  });
-  page.on("pageerror", (err) => consoleErrors.push(`uncaught: ${err.message}`));
-  let code = 0;
-  try {
-    await run(page);
-    log("all steps passed");
-  } catch (err) {
-    console.error(`[e2e] FAILED at step "${step}": ${err instanceof Error ? err.message : err}`);
-    await shot(page, "failure").catch(() => undefined);
-    code = 1;
-  } finally {
-    await browser.close();
-  }
-  if (consoleErrors.length) {
-    console.error(`[e2e] ${consoleErrors.length} console error(s):\n  ${consoleErrors.join("\n  ")}`);
-    code = code || 1;
-  }
-  writeFileSync(join(ARTIFACTS, "result.json"), JSON.stringify({ ok: code === 0, step, consoleErrors, accessibility, base_url: BASE_URL }, null, 2));
-  return code;
+  return runInChromium({ baseUrl: BASE_URL, run });
 }
 
 process.exit(await main());

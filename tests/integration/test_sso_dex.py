@@ -9,6 +9,7 @@ that hide a document of another group."""
 
 from __future__ import annotations
 
+import datetime as dt
 import html
 import re
 import secrets
@@ -21,7 +22,7 @@ from urllib.parse import parse_qs, urlencode, urljoin, urlsplit
 import httpx
 import pytest
 import uvicorn
-from sqlalchemy import update
+from sqlalchemy import delete, update
 
 from app.api.auth import SESSION_COOKIE
 from app.cli import migrate_database
@@ -31,16 +32,29 @@ from core.db import repositories as repo
 from core.db.models import OidcLogin, User, utcnow
 from core.errors import AppError
 from core.types import Role
-from tests.conftest import service_missing
-from tests.servers import DEX_PASSWORD, DexServer, dex_binary, free_port, run_dex
+from tests.servers import (
+    AUTHORS_MAPPING,
+    DEX_CLIENT_SECRET,
+    DEX_MOCK_CONNECTOR,
+    DEX_MOCK_EMAIL,
+    DEX_PASSWORD,
+    DexServer,
+    free_port,
+    kbqa_dex_client,
+    oidc_settings,
+    require_dex_binary,
+    run_dex,
+)
 
 pytestmark = pytest.mark.integration
 
-KBQA_SECRET = "kbqa-client-secret-for-tests-only"
+KBQA_SECRET = DEX_CLIENT_SECRET
 OTHER_SECRET = "other-client-secret-for-tests-only"
 USERS = [
     {"email": "ana@acme.example", "username": "ana", "userID": "0f1f0001-0000-4000-8000-000000000001"},
     {"email": "bo@globex.example", "username": "bo", "userID": "0f1f0002-0000-4000-8000-000000000002"},
+    # Known to Dex only: no account in any tenant (the failure tests sign cy in with provisioning off).
+    {"email": "cy@initech.example", "username": "cy", "userID": "0f1f0003-0000-4000-8000-000000000003"},
 ]
 
 
@@ -79,28 +93,17 @@ class _Served:
 def site(tmp_path_factory) -> Iterator[Site]:  # noqa: ANN001
     from core.settings import Settings
 
-    binary = dex_binary()
-    if not binary.is_file():
-        service_missing(f"no Dex server: {binary} not built (run `bash scripts/build-go-servers.sh`)")
+    binary = require_dex_binary()
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     other_redirect = f"http://127.0.0.1:{free_port()}/elsewhere/callback"
-    clients = [
-        {"id": "kbqa", "secret": KBQA_SECRET, "redirectURIs": [f"{url}/api/v1/auth/oidc/callback"]},
-        {"id": "other", "secret": OTHER_SECRET, "redirectURIs": [other_redirect]},
-    ]
+    clients = [kbqa_dex_client(url), {"id": "other", "secret": OTHER_SECRET, "redirectURIs": [other_redirect]}]
     with run_dex(binary, clients=clients, users=USERS) as dex:
         settings = Settings(
             _env_file=None,  # type: ignore[call-arg]
             data_dir=tmp_path_factory.mktemp("sso") / "data",
             api={"requests_per_minute": 0, "tokens_per_minute": 0, "login_attempts_per_minute": 0},
-            oidc={
-                "issuer": dex.issuer,
-                "client_id": "kbqa",
-                "client_secret": KBQA_SECRET,
-                "redirect_url": f"{url}/api/v1/auth/oidc/callback",
-                "tenant": "acme",
-            },
+            oidc=oidc_settings(dex, url),
         )
         migrate_database(settings)  # as `kbqa serve` does
         app = create_app(settings, sweeper=False)  # the real container, built at start-up
@@ -323,27 +326,15 @@ def test_disabled_account_cannot_sign_in_through_sso(site):
 def group_site(tmp_path_factory) -> Iterator[tuple[str, object, dict[str, str]]]:  # noqa: ANN001
     from core.settings import Settings
 
-    binary = dex_binary()
-    if not binary.is_file():
-        service_missing(f"no Dex server: {binary} not built (run `bash scripts/build-go-servers.sh`)")
+    binary = require_dex_binary()
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    clients = [{"id": "kbqa", "secret": KBQA_SECRET, "redirectURIs": [f"{url}/api/v1/auth/oidc/callback"]}]
-    connectors = [{"type": "mockCallback", "id": "mock", "name": "Mock"}]
-    with run_dex(binary, clients=clients, connectors=connectors) as dex:
+    with run_dex(binary, clients=[kbqa_dex_client(url)], connectors=[DEX_MOCK_CONNECTOR]) as dex:
         settings = Settings(
             _env_file=None,  # type: ignore[call-arg]
             data_dir=tmp_path_factory.mktemp("sso-groups") / "data",
             api={"requests_per_minute": 0, "tokens_per_minute": 0, "login_attempts_per_minute": 0},
-            oidc={
-                "issuer": dex.issuer,
-                "client_id": "kbqa",
-                "client_secret": KBQA_SECRET,
-                "redirect_url": f"{url}/api/v1/auth/oidc/callback",
-                "tenant": "acme",
-                "role_mapping": {"authors": "editor"},
-                "acl_mapping": {"authors": ["hr"]},
-            },
+            oidc=oidc_settings(dex, url, **AUTHORS_MAPPING),
         )
         migrate_database(settings)  # as `kbqa serve` does
         app = create_app(settings, sweeper=False)  # the real container: ingestion runs in-process
@@ -375,5 +366,109 @@ def test_provider_groups_map_to_role_and_acl_groups_that_restrict_documents(grou
         hidden = b.get(f"{url}/api/v1/documents/{docs['finance-plan']}")
         assert hidden.status_code == 404 and hidden.json()["error"]["code"] == "not_found"
     with container.db.session() as s:  # type: ignore[attr-defined]
-        user = repo.get_user_by_email(session=s, email="kilgore@kilgore.trout", tenant_id="acme")
+        user = repo.get_user_by_email(session=s, email=DEX_MOCK_EMAIL, tenant_id="acme")
         assert user is not None and user.acl_groups == ["hr"] and user.role == "editor"
+
+
+# --- a failed callback: a browser lands on the web app's login page, an API client gets the JSON error -------------
+
+#: What Chromium sends when it follows a redirect to a page, and what an API client sends.
+BROWSER_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8"
+JSON_ACCEPT = "application/json"
+
+
+def _tampered_state(site: Site, b: httpx.Client) -> str:
+    parts = urlsplit(sign_in(site, b))
+    query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+    return f"{site.url}{parts.path}?{urlencode({**query, 'state': secrets.token_urlsafe(32)})}"
+
+
+def _expired(site: Site, b: httpx.Client) -> str:
+    callback = sign_in(site, b)
+    long_ago = utcnow() - dt.timedelta(seconds=site.oidc.login_ttl_s + 5)
+    with site.container.db.session() as s:  # type: ignore[attr-defined]
+        s.execute(update(OidcLogin).values(created_at=long_ago))
+    return callback
+
+
+def _denied(site: Site, b: httpx.Client) -> str:
+    """The provider's redirect back when the user cancels or is refused there (RFC 6749 4.1.2.1)."""
+    state = parse_qs(urlsplit(start(site, b)).query)["state"][0]
+    query = {"error": "access_denied", "error_description": "the user cancelled", "state": state}
+    return f"{site.oidc.redirect_url}?{urlencode(query)}"
+
+
+def _unknown_user(site: Site, b: httpx.Client) -> str:
+    site.oidc.create_users = False  # the test puts it back
+    return sign_in(site, b, "cy@initech.example")
+
+
+def _disabled(site: Site, b: httpx.Client) -> str:
+    with site.container.db.session() as s:  # type: ignore[attr-defined]
+        s.execute(update(User).where(User.email == "ana@acme.example").values(disabled_at=utcnow()))
+    return sign_in(site, b)
+
+
+def _code_used_elsewhere(site: Site, b: httpx.Client) -> str:
+    """The token exchange fails: someone traded the code first, so Dex answers invalid_grant."""
+    callback = sign_in(site, b)
+    token_endpoint = httpx.get(f"{site.dex.issuer}/.well-known/openid-configuration").json()["token_endpoint"]
+    code = parse_qs(urlsplit(callback).query)["code"][0]
+    first = httpx.post(
+        token_endpoint,
+        data={"grant_type": "authorization_code", "code": code, "redirect_uri": site.oidc.redirect_url},
+        auth=("kbqa", KBQA_SECRET),
+    )
+    assert first.status_code == 200 and "id_token" in first.json()
+    return callback
+
+
+FAILURES = {
+    "state": (_tampered_state, 401, "unauthenticated"),
+    "expired": (_expired, 401, "unauthenticated"),
+    "denied": (_denied, 401, "unauthenticated"),
+    "no_account": (_unknown_user, 403, "forbidden"),
+    "disabled": (_disabled, 403, "forbidden"),
+    "provider": (_code_used_elsewhere, 401, "unauthenticated"),
+}
+
+
+@pytest.fixture
+def restored(site):  # noqa: ANN001, ANN201
+    """Puts back what the failure set-ups change: provisioning on, ana enabled, no logins in progress."""
+    yield site
+    site.oidc.create_users = True
+    with site.container.db.session() as s:  # type: ignore[attr-defined]
+        s.execute(update(User).where(User.email == "ana@acme.example").values(disabled_at=None))
+        s.execute(delete(OidcLogin))
+
+
+@pytest.mark.parametrize("reason", list(FAILURES))
+def test_failed_callback_sends_a_browser_to_the_login_page_with_the_reason(restored, reason):
+    site = restored
+    prepare, _, _ = FAILURES[reason]
+    with browser() as b:
+        b.headers["Accept"] = BROWSER_ACCEPT
+        r = b.get(prepare(site, b))
+        assert r.status_code == 303, r.text
+        assert r.headers["location"] == f"/?sso_error={reason}"
+        assert r.headers["cache-control"] == "no-store"
+        assert SESSION_COOKIE not in r.cookies
+        # The login page it points at is the web app's (served from the same origin), not an error body.
+        assert "application/json" not in r.headers.get("content-type", "")
+        me = b.get(f"{site.url}/api/v1/auth/me", headers={"Accept": JSON_ACCEPT})
+        assert me.status_code == 401
+
+
+@pytest.mark.parametrize("reason", list(FAILURES))
+def test_failed_callback_answers_an_api_client_with_the_json_error(restored, reason):
+    site = restored
+    prepare, status, code = FAILURES[reason]
+    with browser() as b:
+        b.headers["Accept"] = JSON_ACCEPT
+        r = b.get(prepare(site, b))
+        assert r.status_code == status, r.text
+        assert r.headers["content-type"].startswith("application/json")
+        error = r.json()["error"]
+        assert error["code"] == code and error["details"]["reason"] == reason and error["message"]
+        assert SESSION_COOKIE not in r.cookies

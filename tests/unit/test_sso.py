@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from app.main import create_app
 from app.services import sso
 from core.db import repositories as repo
-from core.errors import AppError
+from core.errors import AppError, ErrorCode
 from core.settings import OidcSettings
 from core.types import Role
 from tests.fakes import FakeOidcIssuer
@@ -318,4 +318,70 @@ def test_routes_redirect_to_the_provider_and_back_with_a_session(make_settings, 
         assert me.status_code == 200 and me.json()["tenant"] == "acme" and me.json()["role"] == "agent"
         huge = client.get("/api/v1/auth/oidc/callback", params={"code": "c", "state": "s" * 600})
         assert huge.status_code == 422 and huge.json()["error"]["code"] == "validation_error"
+    container.db.dispose()
+
+
+# --- a failed callback: browsers go to the login page, API clients get JSON ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("accept", "html"),
+    [
+        ("text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8", True),  # Chromium
+        ("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", True),  # Firefox
+        ("application/json", False),
+        ("application/json, text/html;q=0.5", False),
+        ("text/html;q=0.9, application/json", False),
+        ("text/html, application/json;q=0.1", True),
+        ("text/html;q=0", False),
+        ("*/*", False),
+        ("", False),
+    ],
+)
+def test_only_a_browser_asking_for_html_gets_the_page(accept, html):
+    from app.api.routes.sso import wants_html
+
+    assert wants_html(accept) is html
+
+
+def test_login_page_url_carries_only_the_reason():
+    from app.api.routes.sso import login_page_url
+
+    assert login_page_url("/", sso.Failure.DENIED) == "/?sso_error=denied"
+    assert login_page_url("https://kb.example/app?x=1&sso_error=old", sso.Failure.STATE) == (
+        "https://kb.example/app?x=1&sso_error=state"
+    )
+
+
+def test_refusals_name_their_reason(setup, idp):
+    settings, db, provider = setup
+    kw = dict(settings=settings.oidc, db=db, provider=provider, tenant_id="acme")
+    started, q = _started(setup)
+    with pytest.raises(AppError) as err:
+        sso.finish_login(**kw, code="c", state=started.state, browser_state="another")
+    assert sso.failure_reason(err.value) is sso.Failure.STATE
+    with pytest.raises(AppError) as err:
+        sso.finish_login(**kw, code=None, state=started.state, browser_state=started.state, error="access_denied")
+    assert sso.failure_reason(err.value) is sso.Failure.DENIED and err.value.details["error"] == "access_denied"
+    started, _ = _started(setup)
+    with pytest.raises(AppError) as err:
+        sso.finish_login(**kw, code="bad", state=started.state, browser_state=started.state)
+    assert sso.failure_reason(err.value) is sso.Failure.PROVIDER
+    assert sso.failure_reason(AppError(ErrorCode.DEPENDENCY_UNAVAILABLE, "down")) is sso.Failure.PROVIDER
+
+
+def test_failed_callback_redirects_a_browser_and_answers_json_otherwise(make_settings, idp):
+    settings = make_settings(oidc=OIDC, api={"requests_per_minute": 0})
+    container = fake_container(settings)
+    app = create_app(settings, container=container, sweeper=False)
+    app.state.oidc_provider = sso.OidcProvider(settings.oidc, transport=idp.transport)
+    with TestClient(app, base_url="https://kb.example") as client:
+        r = client.get("/api/v1/auth/oidc/login", follow_redirects=False)
+        state = parse_qs(urlsplit(r.headers["location"]).query)["state"][0]
+        url = f"/api/v1/auth/oidc/callback?error=access_denied&state={state}"
+        page = client.get(url, headers={"Accept": "text/html"}, follow_redirects=False)
+        assert page.status_code == 303 and page.headers["location"] == "/?sso_error=denied"
+        assert "kbqa_oidc_state" in page.headers["set-cookie"]  # deleted: this login is used up
+        again = client.get(url, headers={"Accept": "application/json"}, follow_redirects=False)
+        assert again.status_code == 401 and again.json()["error"]["details"]["reason"] == "state"
     container.db.dispose()

@@ -1,8 +1,13 @@
 """Single sign-on (OpenID Connect): which login methods are on, the redirect to the provider and its callback.
 
-The logic is in ``app.services.sso``; these routes only carry the state cookie and open the session."""
+The logic is in ``app.services.sso``; these routes only carry the state cookie and open the session. A callback that
+fails answers a browser (``Accept`` prefers ``text/html``) with a redirect to the web app's login page carrying
+``?sso_error=<reason>`` (see ``sso.Failure``), and any other client with the usual JSON error."""
 
 from __future__ import annotations
+
+import logging
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import RedirectResponse
@@ -13,6 +18,8 @@ from app.api.deps import get_container
 from app.api.routes.session import put_session_cookie
 from app.services import sso
 from core.errors import AppError, ErrorCode
+
+log = logging.getLogger(__name__)
 
 router = APIRouter(prefix="/api/v1/auth", tags=["session"])
 
@@ -37,6 +44,39 @@ def login_methods(request: Request) -> LoginMethods:
         sso=oidc.enabled,
         sso_login_url=f"{STATE_COOKIE_PATH}/login" if oidc.enabled else None,
     )
+
+
+def _quality(accept: str, media_types: tuple[str, ...]) -> float:
+    """The highest ``q`` the ``Accept`` header gives any of ``media_types`` (exact ranges only; 0 when absent)."""
+    best = 0.0
+    for part in accept.split(","):
+        media, *params = (p.strip() for p in part.split(";"))
+        if media.lower() not in media_types:
+            continue
+        q = 1.0
+        for param in params:
+            name, _, value = param.partition("=")
+            if name.strip().lower() == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = 0.0
+        best = max(best, q)
+    return best
+
+
+def wants_html(accept: str) -> bool:
+    """A browser navigating (``text/html`` asked for by name, above JSON); ``*/*`` and ``application/json`` get JSON."""
+    html = _quality(accept, ("text/html", "application/xhtml+xml"))
+    return html > 0 and html > _quality(accept, ("application/json",))
+
+
+def login_page_url(app_url: str, reason: sso.Failure) -> str:
+    """``app_url`` (the web app) with ``sso_error=<reason>`` added to its query."""
+    parts = urlsplit(app_url)
+    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "sso_error"]
+    query.append(("sso_error", reason.value))
+    return urlunsplit(parts._replace(query=urlencode(query)))
 
 
 def _provider(request: Request) -> sso.OidcProvider:
@@ -78,6 +118,12 @@ def oidc_login(request: Request) -> RedirectResponse:
     status_code=303,
     response_class=RedirectResponse,
     summary="The provider's redirect back: checks state, code and ID token, opens a session, redirects to the app",
+    description=(
+        "On success: 303 to the web app with the session cookie. On failure, a client whose `Accept` prefers "
+        "`text/html` (a browser) gets 303 to the web app's login page with `?sso_error=<reason>` (`state`, `expired`, "
+        "`denied`, `provider`, `no_account`, `disabled`); any other client gets the JSON error, whose "
+        "`details.reason` is the same reason."
+    ),
 )
 def oidc_callback(
     request: Request,
@@ -87,16 +133,30 @@ def oidc_callback(
 ) -> RedirectResponse:
     provider = _provider(request)
     container = get_container(request)
-    user = sso.finish_login(
-        settings=provider.settings,
-        db=container.db,
-        provider=provider,
-        tenant_id=provider.settings.tenant or container.settings.default_tenant,
-        code=code,
-        state=state,
-        browser_state=request.cookies.get(STATE_COOKIE),
-        error=error,
-    )
+    try:
+        user = sso.finish_login(
+            settings=provider.settings,
+            db=container.db,
+            provider=provider,
+            tenant_id=provider.settings.tenant or container.settings.default_tenant,
+            code=code,
+            state=state,
+            browser_state=request.cookies.get(STATE_COOKIE),
+            error=error,
+        )
+    except AppError as exc:
+        reason = sso.failure_reason(exc)
+        log.info("single sign-on refused (%s): %s %s", reason.value, exc.message, exc.details or "")
+        if not wants_html(request.headers.get("accept", "")):
+            raise
+        page = RedirectResponse(
+            login_page_url(provider.settings.post_login_redirect, reason),
+            status_code=303,
+            headers={"Cache-Control": "no-store"},
+        )
+        if reason is not sso.Failure.STATE:  # this login is used up; a state mismatch may be another tab's login
+            page.delete_cookie(STATE_COOKIE, path=STATE_COOKIE_PATH)
+        return page
     cookie = open_session(container.db, Principal.from_user(user))
     resp = RedirectResponse(
         provider.settings.post_login_redirect, status_code=303, headers={"Cache-Control": "no-store"}

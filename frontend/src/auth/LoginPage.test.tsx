@@ -3,7 +3,7 @@ import userEvent from "@testing-library/user-event";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { setCsrfToken } from "../api/client";
 import { jsonResponse, mockFetch } from "../test/fetchMock";
-import { LoginPage } from "./LoginPage";
+import { LoginPage, SSO_ERRORS, ssoErrorMessage, takeSsoError } from "./LoginPage";
 
 afterEach(() => {
   setCsrfToken(null);
@@ -109,5 +109,40 @@ describe("LoginPage", () => {
     expect(screen.queryByLabelText("Email")).toBeNull();
     expect(screen.getByLabelText("API key")).toBeInTheDocument();
     expect(screen.queryByRole("button", { name: "Sign in with email and password" })).toBeNull();
+  });
+
+  it("explains a failed single sign-on and offers to try again", async () => {
+    mockFetch({
+      "GET /api/v1/auth/methods": () =>
+        jsonResponse({ password: true, sso: true, sso_login_url: "/api/v1/auth/oidc/login" }),
+    });
+    const navigate = vi.fn();
+    const user = userEvent.setup();
+    render(<LoginPage onLogin={vi.fn()} navigate={navigate} ssoError="denied" />);
+    expect(screen.getByRole("heading", { name: "Single sign-on did not complete" })).toBeInTheDocument();
+    expect(screen.getByRole("alert")).toHaveTextContent("cancelled or refused at your identity provider");
+    const retry = await screen.findByRole("link", { name: "Try again" });
+    expect(retry).toHaveAttribute("href", "/api/v1/auth/oidc/login");
+    await user.click(retry);
+    expect(navigate).toHaveBeenCalledWith("/api/v1/auth/oidc/login");
+    expect(localStorage.getItem("kbqa.signedIn")).not.toBeNull();
+  });
+
+  it("shows only its own texts for failure reasons, whatever the address says", () => {
+    for (const reason of ["state", "expired", "denied", "provider", "no_account", "disabled"]) {
+      expect(ssoErrorMessage(reason)).toBe(SSO_ERRORS[reason]);
+    }
+    expect(ssoErrorMessage("<b>call 555-0100 for help</b>")).toBe(SSO_ERRORS.provider);
+    expect(ssoErrorMessage("constructor")).toBe(SSO_ERRORS.provider);
+  });
+
+  it("takes the failure reason out of the address", () => {
+    const replaceState = vi.fn();
+    const hist = { state: null, replaceState } as unknown as History;
+    const reason = takeSsoError({ href: "http://kb.example/?x=1&sso_error=expired#top" } as Location, hist);
+    expect(reason).toBe("expired");
+    expect(replaceState).toHaveBeenCalledWith(null, "", "/?x=1#top");
+    expect(takeSsoError({ href: "http://kb.example/" } as Location, hist)).toBeNull();
+    expect(replaceState).toHaveBeenCalledTimes(1);
   });
 });

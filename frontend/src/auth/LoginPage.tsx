@@ -9,6 +9,41 @@ type Mode = "password" | "key";
 const DEFAULT_METHODS: LoginMethods = { password: true, sso: false, sso_login_url: null };
 
 /**
+ * What each `sso_error` reason the server's callback sends a browser back with means (app.services.sso.Failure). The
+ * page shows only these fixed texts, never text from the address, so a crafted link cannot put words on it.
+ */
+export const SSO_ERRORS: Record<string, string> = {
+  state:
+    "This sign-in link is no longer valid: it was used already, or the sign-in was started in another browser. " +
+    "Start again from here.",
+  expired: "The sign-in took too long at your identity provider and expired.",
+  denied: "The sign-in was cancelled or refused at your identity provider.",
+  provider:
+    "Your identity provider's answer could not be checked, so you are not signed in. If this keeps happening, tell " +
+    "an administrator.",
+  no_account:
+    "Your identity provider signed you in, but there is no account for you here. Ask an administrator for access.",
+  disabled: "Your account here is disabled. Ask an administrator.",
+};
+
+export function ssoErrorMessage(reason: string): string {
+  return Object.hasOwn(SSO_ERRORS, reason) ? SSO_ERRORS[reason] : SSO_ERRORS.provider;
+}
+
+/**
+ * The `sso_error` the server's callback put in the address (null when none), taken out of the address so a reload
+ * or a bookmark does not show it again.
+ */
+export function takeSsoError(loc: Location = window.location, hist: History = window.history): string | null {
+  const url = new URL(loc.href);
+  const reason = url.searchParams.get("sso_error");
+  if (reason === null) return null;
+  url.searchParams.delete("sso_error");
+  hist.replaceState(hist.state, "", `${url.pathname}${url.search}${url.hash}`);
+  return reason;
+}
+
+/**
  * Sign in with email and password (people), with single sign-on when the server has a provider configured, or with
  * an API key (tools, service accounts). Each opens a browser session: an httpOnly cookie plus a CSRF token. The
  * optional tenant picks the account when one email and password open accounts in several tenants.
@@ -16,10 +51,13 @@ const DEFAULT_METHODS: LoginMethods = { password: true, sso: false, sso_login_ur
 export function LoginPage({
   onLogin,
   navigate,
+  ssoError,
 }: {
   onLogin: (s: Session) => void;
   /** Where single sign-on sends the browser (tests pass a spy; the app leaves the page). */
   navigate?: (url: string) => void;
+  /** Why the last single sign-on did not complete (the callback's `sso_error`), shown with a way to try again. */
+  ssoError?: string | null;
 }) {
   const [methods, setMethods] = useState<LoginMethods>(DEFAULT_METHODS);
   const [mode, setMode] = useState<Mode>("password");
@@ -67,6 +105,23 @@ export function LoginPage({
   return (
     <main className="login">
       <h1>kbqa</h1>
+      {ssoError && (
+        <section className="banner banner-error sso-error" aria-labelledby="sso-error-title">
+          <h2 id="sso-error-title">Single sign-on did not complete</h2>
+          <p role="alert">{ssoErrorMessage(ssoError)}</p>
+          {methods.sso && methods.sso_login_url && (
+            <a
+              href={methods.sso_login_url}
+              onClick={(e) => {
+                e.preventDefault();
+                startSso(methods.sso_login_url as string, navigate);
+              }}
+            >
+              Try again
+            </a>
+          )}
+        </section>
+      )}
       {methods.sso && methods.sso_login_url && (
         <button
           type="button"
