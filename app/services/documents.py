@@ -87,13 +87,13 @@ class StatusCounts(BaseModel):
     """How many documents of each status match the list's other filters (every filter but ``status``), counted with
     the same tenant and ACL groups as the list: nobody counts a document they could not see."""
 
-    queued: int = 0
-    parsing: int = 0
-    chunking: int = 0
-    embedding: int = 0
-    indexing: int = 0
-    indexed: int = 0
-    failed: int = 0
+    queued: int
+    parsing: int
+    chunking: int
+    embedding: int
+    indexing: int
+    indexed: int
+    failed: int
 
 
 class DocumentPage(BaseModel):
@@ -200,7 +200,7 @@ def list_documents(
             offset=0 if after else offset, after=after, acl_groups=scope, **filters,
         )
         per_status = repo.count_documents_per_status(session=s, tenant_id=tenant_id, acl_groups=scope, **filters)
-        counts = StatusCounts(**{k: n for k, n in per_status.items() if k in StatusCounts.model_fields})
+        counts = StatusCounts(**{st.value: per_status.get(st.value, 0) for st in DocumentStatus})
         total = per_status.get(status, 0) if status else sum(per_status.values())
         more = len(docs) > limit
         docs = docs[:limit]
