@@ -139,3 +139,11 @@ def test_a_file_refused_while_storing_rolls_back_the_earlier_ones(env):
     doc = env.client.get(f"/api/v1/documents/{old}", headers=env.h("editor")).json()
     assert doc["version"] == 1
     assert env.client.get("/api/v1/documents", params={"q": "new"}, headers=env.h("admin")).json()["total"] == 0
+
+
+def test_a_request_holding_the_same_content_twice_makes_one_document(env):
+    r = upload(env, [("a.md", b"# same\n\nbytes", "text/markdown"), ("b.md", b"# same\n\nbytes", "text/markdown")])
+    assert r.status_code == 202, r.text
+    first, second = r.json()["documents"]
+    assert first["id"] == second["id"] and (first["duplicate"], second["duplicate"]) == (False, True)
+    assert len(stored_files(env)) == 1 and len(env.container.ingest.dispatcher.sent) == 1
