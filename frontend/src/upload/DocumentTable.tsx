@@ -16,6 +16,9 @@ interface Props {
   counts?: StatusCounts | null;
   sort?: DocSort;
   onSort?: (sort: DocSort) => void;
+  /** File type and tag filters (shown when `onFacets` is given). */
+  facets?: { docType: string; tag: string };
+  onFacets?: (f: { docType: string; tag: string }) => void;
   /** Ids ticked for a bulk action; with `onSelect` and `onBulk` the rows get checkboxes. */
   selected?: ReadonlySet<string>;
   onSelect?: (ids: string[], on: boolean) => void;
@@ -67,6 +70,8 @@ export function DocumentTable({
   counts,
   sort,
   onSort,
+  facets = { docType: "", tag: "" },
+  onFacets,
   selected,
   onSelect,
   onBulk,
@@ -90,6 +95,20 @@ export function DocumentTable({
         </select>
         <label htmlFor="doc-query">Search</label>
         <input id="doc-query" type="search" value={query} onChange={(e) => onFilter({ status, query: e.target.value })} />
+        {onFacets && (
+          <>
+            <label htmlFor="doc-type">Type</label>
+            <input
+              id="doc-type"
+              size={6}
+              placeholder="pdf, docx…"
+              value={facets.docType}
+              onChange={(e) => onFacets({ ...facets, docType: e.target.value })}
+            />
+            <label htmlFor="doc-tag">Tag</label>
+            <input id="doc-tag" size={10} value={facets.tag} onChange={(e) => onFacets({ ...facets, tag: e.target.value })} />
+          </>
+        )}
         {onSort && (
           <>
             <label htmlFor="doc-sort">Sort</label>

@@ -127,6 +127,12 @@ describe("DocumentsPage list", () => {
 
     await user.selectOptions(screen.getByLabelText("Sort"), "title");
     await waitFor(() => expect(calls.at(-1)?.url).toContain("sort=title"));
+    await user.type(screen.getByLabelText("Type"), "PDF");
+    await user.type(screen.getByLabelText("Tag"), "hr");
+    await waitFor(() => expect(calls.at(-1)?.url).toMatch(/doc_type=pdf&tag=hr/));
+    await user.clear(screen.getByLabelText("Type"));
+    await user.clear(screen.getByLabelText("Tag"));
+    await waitFor(() => expect(calls.at(-1)?.url).not.toContain("tag="));
 
     await user.click(await screen.findByRole("checkbox", { name: "Select d1.md" }));
     await user.click(screen.getByRole("checkbox", { name: "Select d3.md" }));

@@ -37,6 +37,7 @@ export function DocumentsPage() {
   const [nextCursor, setNextCursor] = useState<string | null>(null);
   const [filter, setFilter] = useState({ status: "", query: "" });
   const [sort, setSort] = useState<DocSort>("newest");
+  const [facets, setFacets] = useState({ docType: "", tag: "" });
   const [counts, setCounts] = useState<StatusCounts | null>(null);
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
   const [notice, setNotice] = useState<string | null>(null);
@@ -47,8 +48,19 @@ export function DocumentsPage() {
   const batchNo = useRef(0);
   const [error, setError] = useState<string | null>(null);
 
+  const listFilters = useCallback(
+    () => ({
+      status: filter.status,
+      q: filter.query.trim(),
+      sort,
+      doc_type: facets.docType.trim().toLowerCase(),
+      tag: facets.tag.trim(),
+    }),
+    [filter, sort, facets],
+  );
+
   const refresh = useCallback(() => {
-    listDocuments({ status: filter.status, q: filter.query.trim(), sort, limit: PAGE_SIZE }).then(
+    listDocuments({ ...listFilters(), limit: PAGE_SIZE }).then(
       (page) => {
         setDocuments(page.documents);
         setTotal(page.total);
@@ -59,11 +71,11 @@ export function DocumentsPage() {
       },
       (e: unknown) => setError(errorMessage(e)),
     );
-  }, [filter, sort]);
+  }, [listFilters]);
 
   function loadMore() {
     if (!nextCursor) return;
-    listDocuments({ status: filter.status, q: filter.query.trim(), sort, limit: PAGE_SIZE, cursor: nextCursor }).then(
+    listDocuments({ ...listFilters(), limit: PAGE_SIZE, cursor: nextCursor }).then(
       (page) => {
         setDocuments((prev) => [...prev, ...page.documents.filter((d) => !prev.some((p) => p.id === d.id))]);
         setTotal(page.total);
@@ -161,6 +173,8 @@ export function DocumentsPage() {
         counts={counts}
         sort={sort}
         onSort={setSort}
+        facets={facets}
+        onFacets={setFacets}
         selected={selected}
         onSelect={select}
         onBulk={(action, ids) => void bulk(action, ids)}
