@@ -18,9 +18,19 @@ MAX_RATIO = 200
 MAX_MEMBERS = 20_000
 
 
+def is_zip(data: bytes) -> bool:
+    """Whether ``zipfile`` would open ``data`` as an archive (an end-of-central-directory record near its end),
+    wherever the archive starts."""
+    return data.startswith(b"PK\x03\x04") or zipfile.is_zipfile(io.BytesIO(data))
+
+
 def check_archive(data: bytes) -> None:
-    """Raise ``AppError(VALIDATION)`` for a ZIP that would expand beyond the limits; other files pass."""
-    if not data.startswith(b"PK\x03\x04"):
+    """Raise ``AppError(VALIDATION)`` for a ZIP that would expand beyond the limits; other files pass.
+
+    A ZIP is recognised by its end-of-central-directory record, the way ``zipfile`` (and so every parser) opens it,
+    not by its first bytes: a ZIP with anything prepended (a self-extractor stub, junk, another file's header) is
+    still read by the parsers, so it is checked too."""
+    if not is_zip(data):
         return
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as zf:

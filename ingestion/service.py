@@ -96,66 +96,135 @@ class IngestService:
         """Store and queue a file. A file with the name of an existing document replaces it as a new version, but only
         a document the caller may read (``acl_scope``: the caller's groups, ``None`` for unrestricted callers); a
         same-named document outside the caller's groups is left alone and the file becomes a document of its own."""
+        return self.submit_many(
+            tenant_id=tenant_id, files=[(filename, data)], acl_groups=acl_groups, tags=tags, actor=actor,
+            acl_scope=acl_scope,
+        )[0]
+
+    def check_upload(self, filename: str | None, data: bytes) -> None:
+        """Raise the ``AppError`` that refuses this file (too large, a decompression bomb), naming it; else nothing."""
         limit = self.settings.ingestion.max_upload_bytes
+        name = sanitize_filename(filename)
         if len(data) > limit:
             raise AppError(
                 ErrorCode.PAYLOAD_TOO_LARGE,
-                f"file is larger than the {limit // (1024 * 1024)} MB limit",
-                details={"limit_bytes": limit, "size_bytes": len(data)},
+                f"{name} is larger than the {limit // (1024 * 1024)} MB limit",
+                details={"limit_bytes": limit, "size_bytes": len(data), "filename": name},
             )
-        check_archive(data)
+        try:
+            check_archive(data)
+        except AppError as exc:
+            raise AppError(exc.code, f"{name}: {exc.message}", details={**exc.details, "filename": name}) from None
+
+    def submit_many(
+        self,
+        *,
+        tenant_id: str,
+        files: Sequence[tuple[str | None, bytes]],
+        acl_groups: list[str] | None = None,
+        tags: list[str] | None = None,
+        actor: Actor = SYSTEM_ACTOR,
+        acl_scope: Sequence[str] | None = None,
+    ) -> list[Submitted]:
+        """Store and queue several files, all or nothing: every file is checked before any is stored, and the rows
+        are written in one transaction; if any file is refused (too large, a bomb, content stored outside the
+        caller's groups) nothing is kept, neither rows nor the stored bytes this call wrote. See :meth:`submit`."""
+        for filename, data in files:
+            self.check_upload(filename, data)
+        written: list[str] = []  # stored keys that did not exist before this call: removed again on failure
+        results: list[tuple[str, bool]] = []
+        job_ids: list[str] = []
+        try:
+            with self.db.session() as s:
+                for filename, data in files:
+                    doc_id, duplicate, job_id = self._store_one(
+                        s, tenant_id=tenant_id, filename=filename, data=data, acl_groups=acl_groups, tags=tags,
+                        actor=actor, acl_scope=acl_scope, written=written,
+                    )
+                    results.append((doc_id, duplicate))
+                    if job_id is not None:
+                        job_ids.append(job_id)
+        except BaseException:
+            for key in written:
+                try:
+                    self.files.delete(key)
+                except Exception:  # noqa: BLE001 - the refusal matters more; an orphan file is only space
+                    log.warning("could not remove %s after a refused upload", key)
+            raise
+        for job_id in job_ids:
+            self._dispatch(job_id)
+        with self.db.session() as s:
+            return [
+                Submitted(
+                    document=repo.get_document(session=s, tenant_id=tenant_id, document_id=doc_id),
+                    duplicate=duplicate,
+                )
+                for doc_id, duplicate in results
+            ]
+
+    def _store_one(
+        self,
+        s: Session,
+        *,
+        tenant_id: str,
+        filename: str | None,
+        data: bytes,
+        acl_groups: list[str] | None,
+        tags: list[str] | None,
+        actor: Actor,
+        acl_scope: Sequence[str] | None,
+        written: list[str],
+    ) -> tuple[str, bool, str | None]:
+        """One file of :meth:`submit_many` in its transaction: ``(document id, duplicate, job id or None)``."""
         name = sanitize_filename(filename)
         digest = hashlib.sha256(data).hexdigest()
-        with self.db.session() as s:
-            same = repo.get_document_by_hash(session=s, tenant_id=tenant_id, content_hash=digest)
-            if same is not None:
-                if not acl_allows(same.acl_groups, acl_scope):
-                    raise AppError(
-                        ErrorCode.CONFLICT,
-                        f"{name}: the same content is already stored in a document outside your ACL groups",
-                    )
-                return Submitted(document=same, duplicate=True)
-            key = upload_key(tenant_id, digest)
-            self.files.put(key, data)
-            doc = repo.get_document_by_filename(session=s, tenant_id=tenant_id, filename=name, acl_groups=acl_scope)
-            if doc is not None:
-                doc.version += 1
-                doc.content_hash = digest
-                doc.storage_path = key
-                doc.size_bytes = len(data)
-                state.requeue_document(session=s, document=doc)
-                if acl_groups is not None:
-                    doc.acl_groups = acl_groups
-                if tags is not None:
-                    doc.tags = tags
-            else:
-                doc = state.create_queued_document(
-                    session=s,
-                    tenant_id=tenant_id,
-                    filename=name,
-                    title=Path(name).stem,
-                    content_hash=digest,
-                    storage_path=key,
-                    size_bytes=len(data),
-                    version=1,
-                    acl_groups=acl_groups or [],
-                    tags=tags or [],
+        same = repo.get_document_by_hash(session=s, tenant_id=tenant_id, content_hash=digest)
+        if same is not None:
+            if not acl_allows(same.acl_groups, acl_scope):
+                raise AppError(
+                    ErrorCode.CONFLICT,
+                    f"{name}: the same content is already stored in a document outside your ACL groups",
+                    details={"filename": name},
                 )
-            job = state.create_job(session=s, document=doc, trace_context=inject())
-            repo.audit(
+            return same.id, True, None
+        key = upload_key(tenant_id, digest)
+        if not self.files.exists(key):
+            self.files.put(key, data)
+            written.append(key)
+        doc = repo.get_document_by_filename(session=s, tenant_id=tenant_id, filename=name, acl_groups=acl_scope)
+        if doc is not None:
+            doc.version += 1
+            doc.content_hash = digest
+            doc.storage_path = key
+            doc.size_bytes = len(data)
+            state.requeue_document(session=s, document=doc)
+            if acl_groups is not None:
+                doc.acl_groups = acl_groups
+            if tags is not None:
+                doc.tags = tags
+        else:
+            doc = state.create_queued_document(
                 session=s,
                 tenant_id=tenant_id,
-                actor=actor,
-                action="document.upload",
-                target=doc.id,
-                detail={"filename": name, "version": doc.version, "bytes": len(data)},
+                filename=name,
+                title=Path(name).stem,
+                content_hash=digest,
+                storage_path=key,
+                size_bytes=len(data),
+                version=1,
+                acl_groups=acl_groups or [],
+                tags=tags or [],
             )
-            job_id = job.id
-        self._dispatch(job_id)
-        with self.db.session() as s:
-            return Submitted(
-                document=repo.get_document(session=s, tenant_id=tenant_id, document_id=doc.id), duplicate=False
-            )
+        job = state.create_job(session=s, document=doc, trace_context=inject())
+        repo.audit(
+            session=s,
+            tenant_id=tenant_id,
+            actor=actor,
+            action="document.upload",
+            target=doc.id,
+            detail={"filename": name, "version": doc.version, "bytes": len(data)},
+        )
+        return doc.id, False, job.id
 
     def reindex(
         self, *, tenant_id: str, document_id: str, actor: Actor = SYSTEM_ACTOR, acl_scope: Sequence[str] | None = None

@@ -7,10 +7,11 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime as dt
+import enum
 import json
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field, StringConstraints
 
 from core.db import repositories as repo
 from core.db.models import Document, IngestionJob
@@ -19,6 +20,15 @@ from core.errors import AppError, ErrorCode
 from core.principal import Principal
 from core.types import DocumentStatus
 from ingestion.service import IngestService
+
+
+class DocumentSort(str, enum.Enum):
+    """Orders of the document list (each pages by keyset): newest or oldest change first, title A-Z or Z-A."""
+
+    NEWEST = "newest"
+    OLDEST = "oldest"
+    TITLE = "title"
+    TITLE_DESC = "title_desc"
 
 
 class DocumentView(BaseModel):
@@ -73,11 +83,26 @@ class DocumentDetail(DocumentView):
         )
 
 
+class StatusCounts(BaseModel):
+    """How many documents of each status match the list's other filters (every filter but ``status``), counted with
+    the same tenant and ACL groups as the list: nobody counts a document they could not see."""
+
+    queued: int
+    parsing: int
+    chunking: int
+    embedding: int
+    indexing: int
+    indexed: int
+    failed: int
+
+
 class DocumentPage(BaseModel):
     documents: list[DocumentView]
     total: int
     limit: int
     next_cursor: str | None
+    sort: DocumentSort
+    status_counts: StatusCounts
 
 
 class UploadedDocument(BaseModel):
@@ -98,17 +123,29 @@ class ReindexQueued(BaseModel):
     version: int
 
 
-def encode_cursor(doc: Document) -> str:
-    raw = json.dumps([doc.updated_at.isoformat(), doc.id], separators=(",", ":")).encode()
+def encode_cursor(doc: Document, sort: DocumentSort = DocumentSort.NEWEST) -> str:
+    key = repo.document_sort_key(doc, sort.value)
+    value = key.isoformat() if isinstance(key, dt.datetime) else str(key)
+    raw = json.dumps([sort.value, value, doc.id], separators=(",", ":")).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def decode_cursor(cursor: str) -> tuple[dt.datetime, str]:
+def decode_cursor(cursor: str, sort: DocumentSort = DocumentSort.NEWEST) -> tuple[Any, str]:
+    """The ``(sort key, id)`` a cursor of :func:`encode_cursor` holds; 422 for a cursor that is not one, or that
+    was made for another sort order. (A cursor of two items, ``[updated_at, id]``, is an older newest-first one.)"""
     try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        updated_at, doc_id = json.loads(raw)
-        return dt.datetime.fromisoformat(updated_at), str(doc_id)
-    except (ValueError, TypeError, binascii.Error):
+        raw = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        if not isinstance(raw, list) or len(raw) not in (2, 3) or not all(isinstance(v, str) for v in raw):
+            raise ValueError("not a cursor")
+        made_for, value, doc_id = raw if len(raw) == 3 else [DocumentSort.NEWEST.value, *raw]
+        if made_for != sort.value:
+            raise AppError(
+                ErrorCode.VALIDATION,
+                f"cursor was made for sort={made_for}, not sort={sort.value}: start again without a cursor",
+            )
+        key: Any = dt.datetime.fromisoformat(value) if sort in (DocumentSort.NEWEST, DocumentSort.OLDEST) else value
+        return key, doc_id
+    except (ValueError, TypeError, binascii.Error, UnicodeDecodeError):
         raise AppError(
             ErrorCode.VALIDATION, "cursor is not valid: pass the next_cursor of a previous page unchanged"
         ) from None
@@ -122,21 +159,21 @@ def upload(
     acl_groups: list[str] | None,
     tags: list[str] | None,
 ) -> UploadResult:
-    """Store and queue each file (blocking: database and file writes)."""
-    results = []
-    for filename, data in files:
-        submitted = ingest.submit(
-            tenant_id=principal.tenant_id, filename=filename, data=data, acl_groups=acl_groups, tags=tags,
-            actor=principal.actor, acl_scope=principal.acl_scope,
-        )
-        doc = submitted.document
-        results.append(
+    """Store and queue the files, all or nothing (blocking: database and file writes): if one is refused, none is
+    kept."""
+    submitted = ingest.submit_many(
+        tenant_id=principal.tenant_id, files=files, acl_groups=acl_groups, tags=tags, actor=principal.actor,
+        acl_scope=principal.acl_scope,
+    )
+    return UploadResult(
+        documents=[
             UploadedDocument(
-                id=doc.id, filename=doc.filename, status=DocumentStatus(doc.status), version=doc.version,
-                duplicate=submitted.duplicate,
+                id=s.document.id, filename=s.document.filename, status=DocumentStatus(s.document.status),
+                version=s.document.version, duplicate=s.duplicate,
             )
-        )
-    return UploadResult(documents=results)
+            for s in submitted
+        ]
+    )
 
 
 def list_documents(
@@ -148,23 +185,32 @@ def list_documents(
     limit: int,
     cursor: str | None,
     offset: int,
+    sort: DocumentSort = DocumentSort.NEWEST,
+    doc_type: str | None = None,
+    tag: str | None = None,
 ) -> DocumentPage:
-    """``total`` counts every match of the filters; ``next_cursor`` (null on the last page) fetches the next page."""
-    after = decode_cursor(cursor) if cursor else None
+    """``total`` counts every match of the filters; ``next_cursor`` (null on the last page) fetches the next page of
+    the same ``sort``; ``status_counts`` counts the matches of every filter but ``status``, per status."""
+    after = decode_cursor(cursor, sort) if cursor else None
+    filters: dict[str, Any] = {"q": q, "doc_type": doc_type, "tag": tag}
     with db.session() as s:
         tenant_id, scope = principal.tenant_id, principal.acl_scope
         docs = repo.list_documents(
-            session=s, tenant_id=tenant_id, status=status, q=q, limit=limit + 1, offset=0 if after else offset,
-            after=after, acl_groups=scope,
+            session=s, tenant_id=tenant_id, status=status, sort=sort.value, limit=limit + 1,
+            offset=0 if after else offset, after=after, acl_groups=scope, **filters,
         )
-        total = repo.count_documents(session=s, tenant_id=tenant_id, status=status, q=q, acl_groups=scope)
+        per_status = repo.count_documents_per_status(session=s, tenant_id=tenant_id, acl_groups=scope, **filters)
+        counts = StatusCounts(**{st.value: per_status.get(st.value, 0) for st in DocumentStatus})
+        total = per_status.get(status, 0) if status else sum(per_status.values())
         more = len(docs) > limit
         docs = docs[:limit]
         return DocumentPage(
             documents=[DocumentView.of(d) for d in docs],
             total=total,
             limit=limit,
-            next_cursor=encode_cursor(docs[-1]) if more and docs else None,
+            next_cursor=encode_cursor(docs[-1], sort) if more and docs else None,
+            sort=sort,
+            status_counts=counts,
         )
 
 
@@ -187,3 +233,75 @@ def reindex(*, ingest: IngestService, principal: Principal, document_id: str) ->
         tenant_id=principal.tenant_id, document_id=document_id, actor=principal.actor, acl_scope=principal.acl_scope
     )
     return ReindexQueued(id=doc.id, status=doc.status, version=doc.version)
+
+
+#: Most document ids one bulk request may name.
+MAX_BULK_IDS = 500
+
+
+class BulkOutcome(str, enum.Enum):
+    """What a bulk action did to one id. An id of another tenant, or of a document outside the caller's ACL groups,
+    reads ``not_found`` exactly like an id that never existed."""
+
+    DONE = "done"
+    NOT_FOUND = "not_found"
+    FORBIDDEN = "forbidden"
+    CONFLICT = "conflict"
+
+
+class BulkRequest(BaseModel):
+    ids: list[Annotated[str, StringConstraints(min_length=1, max_length=64)]] = Field(
+        min_length=1, max_length=MAX_BULK_IDS, description=f"document ids, at most {MAX_BULK_IDS}"
+    )
+
+
+class BulkItemResult(BaseModel):
+    id: str
+    result: BulkOutcome
+    message: str | None = None
+
+
+class BulkResult(BaseModel):
+    action: Literal["delete", "reindex"]
+    results: list[BulkItemResult]
+    done: int
+    not_found: int
+    forbidden: int
+    conflict: int
+
+
+_BULK_OUTCOMES = {
+    ErrorCode.NOT_FOUND: BulkOutcome.NOT_FOUND,
+    ErrorCode.FORBIDDEN: BulkOutcome.FORBIDDEN,
+    ErrorCode.CONFLICT: BulkOutcome.CONFLICT,
+}
+
+
+def bulk(
+    *, ingest: IngestService, principal: Principal, action: Literal["delete", "reindex"], ids: list[str]
+) -> BulkResult:
+    """Delete or reindex each id (repeats once) with exactly the checks of the single-document routes (tenant, ACL
+    groups), each audited like a single action, plus one ``document.bulk_<action>`` event with the tally. Errors
+    that are not about the id (the database is down) end the request with that error."""
+    results: list[BulkItemResult] = []
+    for document_id in dict.fromkeys(ids):
+        try:
+            if action == "delete":
+                delete_document(ingest=ingest, principal=principal, document_id=document_id)
+            else:
+                reindex(ingest=ingest, principal=principal, document_id=document_id)
+        except AppError as exc:
+            outcome = _BULK_OUTCOMES.get(exc.code)
+            if outcome is None:
+                raise
+            message = "document not found" if outcome is BulkOutcome.NOT_FOUND else exc.message
+            results.append(BulkItemResult(id=document_id, result=outcome, message=message))
+            continue
+        results.append(BulkItemResult(id=document_id, result=BulkOutcome.DONE))
+    tally = {o.value: sum(1 for r in results if r.result is o) for o in BulkOutcome}
+    with ingest.db.session() as s:
+        repo.audit(
+            session=s, tenant_id=principal.tenant_id, actor=principal.actor, action=f"document.bulk_{action}",
+            detail={"requested": len(results), **tally},
+        )
+    return BulkResult(action=action, results=results, **tally)

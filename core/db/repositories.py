@@ -8,7 +8,7 @@ import secrets
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import and_, delete, func, or_, select, update
+from sqlalchemy import Text, and_, cast, delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from core.db.models import (
@@ -249,10 +249,43 @@ def like_escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def _documents_filter(stmt: Any, *, tenant_id: str, status: str | None, q: str | None) -> Any:
+#: Orders of the document list: newest / oldest by ``updated_at``, title A-Z / Z-A; each ends on ``id`` so ties page
+#: exactly once by keyset.
+DOCUMENT_SORTS = ("newest", "oldest", "title", "title_desc")
+
+
+def _sort_columns(sort: str) -> tuple[Any, bool]:
+    """The sort key column of ``sort`` and whether it runs descending."""
+    if sort not in DOCUMENT_SORTS:
+        raise AppError(ErrorCode.VALIDATION, f"sort must be one of {', '.join(DOCUMENT_SORTS)}")
+    column = Document.updated_at if sort in ("newest", "oldest") else Document.title
+    return column, sort in ("newest", "title_desc")
+
+
+def document_sort_key(doc: Document, sort: str) -> Any:
+    """The value of ``doc`` in the sort key of ``sort`` (what a keyset cursor holds, with the id)."""
+    _sort_columns(sort)
+    return doc.updated_at if sort in ("newest", "oldest") else doc.title
+
+
+def _documents_filter(
+    stmt: Any,
+    *,
+    tenant_id: str,
+    status: str | None,
+    q: str | None,
+    doc_type: str | None = None,
+    tag: str | None = None,
+) -> Any:
     stmt = stmt.where(Document.tenant_id == tenant_id)
     if status:
         stmt = stmt.where(Document.status == status)
+    if doc_type:
+        stmt = stmt.where(Document.doc_type == doc_type)
+    if tag and tag.isascii():
+        # Tags live in a JSON list: narrow by the tag's text here, the exact test is ``_visible`` (an ASCII tag is
+        # written as itself in JSON on SQLite and PostgreSQL alike; others are matched in Python only).
+        stmt = stmt.where(cast(Document.tags, Text).like(f"%{like_escape(tag)}%", escape="\\"))
     if q:
         like = f"%{like_escape(q.lower())}%"
         stmt = stmt.where(
@@ -264,38 +297,55 @@ def _documents_filter(stmt: Any, *, tenant_id: str, status: str | None, q: str |
     return stmt
 
 
+def _visible(tags: Sequence[str] | None, groups: Sequence[str] | None, *, tag: str | None,
+             acl_groups: Sequence[str] | None) -> bool:
+    return acl_allows(groups, acl_groups) and (not tag or tag in (tags or ()))
+
+
 def list_documents(
     *,
     session: Session,
     tenant_id: str,
     status: str | None = None,
     q: str | None = None,
+    doc_type: str | None = None,
+    tag: str | None = None,
+    sort: str = "newest",
     limit: int = 500,
     offset: int = 0,
-    after: tuple[dt.datetime, str] | None = None,
+    after: tuple[Any, str] | None = None,
     acl_groups: Sequence[str] | None = None,
 ) -> list[Document]:
-    """Newest first (``updated_at``, then ``id``, descending). ``after`` (the last row's ``(updated_at, id)``) gives
-    the next page by keyset, stable however deep; ``offset`` skips rows instead. ``q`` matches a substring of the file
-    name or title (literally: no wildcards). ``acl_groups`` are the caller's groups (``None``: unrestricted):
-    documents limited to other groups are left out, so neither they nor their titles can be found."""
-    stmt = _documents_filter(select(Document), tenant_id=tenant_id, status=status, q=q)
+    """A page of documents in the order ``sort`` (one of :data:`DOCUMENT_SORTS`; default newest first: ``updated_at``,
+    then ``id``, descending). ``after`` (the last row's ``(sort key, id)``, see :func:`document_sort_key`) gives the
+    next page by keyset, stable however deep; ``offset`` skips rows instead. ``q`` matches a substring of the file
+    name or title (literally: no wildcards); ``doc_type`` the detected type (``pdf``, ``docx``, ...); ``tag`` one of
+    the document's tags, exactly. ``acl_groups`` are the caller's groups (``None``: unrestricted): documents limited
+    to other groups are left out, so neither they nor their titles can be found."""
+    column, descending = _sort_columns(sort)
+    stmt = _documents_filter(
+        select(Document), tenant_id=tenant_id, status=status, q=q, doc_type=doc_type, tag=tag
+    )
     if after is not None:
-        updated_at, doc_id = after
-        stmt = stmt.where(
-            or_(Document.updated_at < updated_at, and_(Document.updated_at == updated_at, Document.id < doc_id))
-        )
-    stmt = stmt.order_by(Document.updated_at.desc(), Document.id.desc())
-    if acl_groups is None:
+        key, doc_id = after
+        if descending:
+            stmt = stmt.where(or_(column < key, and_(column == key, Document.id < doc_id)))
+        else:
+            stmt = stmt.where(or_(column > key, and_(column == key, Document.id > doc_id)))
+    if descending:
+        stmt = stmt.order_by(column.desc(), Document.id.desc())
+    else:
+        stmt = stmt.order_by(column.asc(), Document.id.asc())
+    if acl_groups is None and not tag:
         return list(session.scalars(stmt.offset(offset).limit(limit)))
-    # Groups live in a JSON list (portable across SQLite and PostgreSQL), so the ACL is applied page by page and
+    # Groups and tags live in JSON lists (portable across SQLite and PostgreSQL), so they are tested page by page and
     # ``offset`` counts visible documents.
     out: list[Document] = []
     skip, pos, page = offset, 0, max(limit, 200)
     while len(out) < limit:
         rows = list(session.scalars(stmt.offset(pos).limit(page)))
         for d in rows:
-            if not acl_allows(d.acl_groups, acl_groups):
+            if not _visible(d.tags, d.acl_groups, tag=tag, acl_groups=acl_groups):
                 continue
             if skip:
                 skip -= 1
@@ -313,14 +363,39 @@ def count_documents(
     tenant_id: str,
     status: str | None = None,
     q: str | None = None,
+    doc_type: str | None = None,
+    tag: str | None = None,
     acl_groups: Sequence[str] | None = None,
 ) -> int:
     """How many documents :func:`list_documents` would list over all pages."""
-    if acl_groups is None:
-        stmt = _documents_filter(select(func.count()).select_from(Document), tenant_id=tenant_id, status=status, q=q)
-        return int(session.scalar(stmt) or 0)
-    stmt = _documents_filter(select(Document.acl_groups), tenant_id=tenant_id, status=status, q=q)
-    return sum(1 for groups in session.scalars(stmt) if acl_allows(groups, acl_groups))
+    counts = count_documents_per_status(
+        session=session, tenant_id=tenant_id, status=status, q=q, doc_type=doc_type, tag=tag, acl_groups=acl_groups
+    )
+    return sum(counts.values())
+
+
+def count_documents_per_status(
+    *,
+    session: Session,
+    tenant_id: str,
+    status: str | None = None,
+    q: str | None = None,
+    doc_type: str | None = None,
+    tag: str | None = None,
+    acl_groups: Sequence[str] | None = None,
+) -> dict[str, int]:
+    """How many documents :func:`list_documents` would list, per status (statuses with none are left out); the same
+    tenant, filters and ACL groups, so nobody counts a document they could not see."""
+    filters: dict[str, Any] = {"tenant_id": tenant_id, "status": status, "q": q, "doc_type": doc_type, "tag": tag}
+    if acl_groups is None and not tag:
+        stmt = _documents_filter(select(Document.status, func.count()).select_from(Document), **filters)
+        return {str(s): int(n) for s, n in session.execute(stmt.group_by(Document.status))}
+    counts: dict[str, int] = {}
+    stmt = _documents_filter(select(Document.status, Document.tags, Document.acl_groups), **filters)
+    for s, tags, groups in session.execute(stmt):
+        if _visible(tags, groups, tag=tag, acl_groups=acl_groups):
+            counts[s] = counts.get(s, 0) + 1
+    return counts
 
 
 def create_document(*, session: Session, **fields: Any) -> Document:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import time
+import zipfile
 
 import httpx
 import pytest
@@ -80,3 +82,76 @@ def test_errors_are_json_over_the_wire(server):
     assert r.status_code == 403 and r.json()["error"]["code"] == "forbidden"
     r = c.get("/api/v1/documents/does-not-exist", headers={"Authorization": f"Bearer {key}"})
     assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
+
+
+def _prepended_zip_bomb() -> bytes:
+    """64 MB of zeros in a DOCX-shaped ZIP (about 1000:1), with junk bytes in front of the ZIP's first header."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("[Content_Types].xml", "<Types/>")
+        with zf.open("word/document.xml", "w") as member:
+            for _ in range(64):
+                member.write(b"\0" * (1024 * 1024))
+    return b"MZ junk before the archive " * 40 + buf.getvalue()
+
+
+def test_bulk_actions_and_all_or_nothing_uploads_over_the_wire(server):
+    admin = httpx.Client(
+        base_url=server.url, headers={"Authorization": f"Bearer {server.create_key(tenant='bulk', role='admin')}"},
+        timeout=120,
+    )
+    editor = httpx.Client(
+        base_url=server.url, headers={"Authorization": f"Bearer {server.create_key(tenant='bulk', role='editor')}"},
+        timeout=120,
+    )
+    rival = httpx.Client(
+        base_url=server.url, headers={"Authorization": f"Bearer {server.create_key(tenant='rival', role='admin')}"},
+        timeout=120,
+    )
+    # a request whose second file is a bomb with bytes prepended stores nothing, not even its first file
+    r = editor.post(
+        "/api/v1/documents",
+        files=[
+            ("files", ("atomic-first.md", b"# First\n\nkept only with its batch", "text/markdown")),
+            ("files", ("bomb.docx", _prepended_zip_bomb(), "application/octet-stream")),
+        ],
+    )
+    assert r.status_code == 422 and r.json()["error"]["code"] == "validation_error", r.text
+    assert editor.get("/api/v1/documents", params={"q": "atomic-first"}).json()["total"] == 0
+
+    mine = [
+        d["id"]
+        for d in editor.post(
+            "/api/v1/documents",
+            files=[("files", (f"bulk-{i}.md", f"# Bulk {i}\n\nbody {i}".encode(), "text/markdown")) for i in range(3)],
+        ).json()["documents"]
+    ]
+    hidden = admin.post(
+        "/api/v1/documents",
+        files=[("files", ("hr-only.md", b"# HR\n\nsalaries", "text/markdown"))],
+        data={"acl_groups": "hr"},
+    ).json()["documents"][0]["id"]
+    theirs = rival.post(
+        "/api/v1/documents", files=[("files", ("theirs.md", b"# Theirs\n\nrival text", "text/markdown"))]
+    ).json()["documents"][0]["id"]
+    for doc_id in (*mine, hidden, theirs):
+        _wait_indexed(rival if doc_id == theirs else admin, doc_id)
+
+    counts = editor.get("/api/v1/documents").json()["status_counts"]
+    assert counts["indexed"] == 3  # the hr document is not counted for an editor outside the group
+    assert admin.get("/api/v1/documents").json()["status_counts"]["indexed"] == 4
+
+    r = editor.post("/api/v1/documents/bulk-reindex", json={"ids": [mine[0], hidden, theirs]})
+    assert r.status_code == 200, r.text
+    assert [x["result"] for x in r.json()["results"]] == ["done", "not_found", "not_found"]
+    _wait_indexed(editor, mine[0])
+
+    r = editor.post("/api/v1/documents/bulk-delete", json={"ids": [*mine, hidden, theirs]})
+    assert r.status_code == 200, r.text
+    assert [x["result"] for x in r.json()["results"]] == ["done"] * 3 + ["not_found"] * 2
+    assert r.json()["results"][3] == {**r.json()["results"][4], "id": hidden}
+    assert editor.get("/api/v1/documents").json()["total"] == 0
+    assert admin.get(f"/api/v1/documents/{hidden}").status_code == 200
+    assert rival.get(f"/api/v1/documents/{theirs}").status_code == 200
+    r = editor.post("/api/v1/documents/bulk-delete", json={"ids": []})
+    assert r.status_code == 422 and r.json()["error"]["code"] == "validation_error"

@@ -60,6 +60,9 @@ MATRIX: dict[tuple[str, str], tuple[str, str, str, str, str]] = {
     ("GET", "/api/v1/documents/{document_id}"): ("401", "2xx", "2xx", "2xx", "404"),
     ("DELETE", "/api/v1/documents/{document_id}"): ("401", "403", "2xx", "2xx", "404"),
     ("POST", "/api/v1/documents/{document_id}/reindex"): ("401", "403", "2xx", "2xx", "404"),
+    # Per-id results in a 200; another tenant's id reads not_found inside it (test_api_documents_bulk).
+    ("POST", "/api/v1/documents/bulk-delete"): ("401", "403", "2xx", "2xx", "2xx"),
+    ("POST", "/api/v1/documents/bulk-reindex"): ("401", "403", "2xx", "2xx", "2xx"),
     ("GET", "/api/v1/conversations"): ("401", "2xx", "2xx", "2xx", "2xx"),
     # The conversation (and its message) belong to the agent: nobody else sees it or rates its answers.
     ("GET", "/api/v1/conversations/{conversation_id}"): ("401", "2xx", "404", "404", "404"),
@@ -170,6 +173,8 @@ class World:
             kw["params"] = {"q": "text"}
         elif (method, path) == ("POST", "/api/v1/documents"):
             kw["files"] = {"files": (f"upload-{n}.md", f"# Upload {n}\n\nbody".encode(), "text/markdown")}
+        elif path.startswith("/api/v1/documents/bulk-"):
+            kw["json"] = {"ids": [objs["document_id"]]}
         elif path == "/api/v1/feedback":
             kw["json"] = {"message_id": objs["message_id"], "rating": "up"}
         elif (method, path) == ("POST", "/api/v1/keys"):

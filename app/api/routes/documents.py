@@ -10,9 +10,18 @@ from app.api.auth import Principal, require
 from app.api.deps import get_container
 from app.container import Container
 from app.services import documents, originals
-from app.services.documents import DocumentDetail, DocumentPage, ReindexQueued, UploadResult
+from app.services.documents import (
+    MAX_BULK_IDS,
+    BulkRequest,
+    BulkResult,
+    DocumentDetail,
+    DocumentPage,
+    DocumentSort,
+    ReindexQueued,
+    UploadResult,
+)
 from core.errors import AppError, ErrorCode
-from core.types import Role, clean_labels
+from core.types import LABEL_MAX_CHARS, Role, clean_labels
 
 router = APIRouter(prefix="/api/v1/documents", tags=["documents"])
 
@@ -60,20 +69,57 @@ async def upload(
     )
 
 
-@router.get("", summary="List documents, newest first, a page at a time", response_model=DocumentPage)
+@router.get("", summary="List documents a page at a time, sorted and filtered, with counts per status",
+            response_model=DocumentPage)
 def list_documents(
     status: str | None = Query(default=None, max_length=16),
     q: str | None = Query(default=None, max_length=200),
+    doc_type: str | None = Query(default=None, max_length=32, description="detected file type: pdf, docx, md, ..."),
+    tag: str | None = Query(default=None, max_length=LABEL_MAX_CHARS, description="documents carrying this tag"),
+    sort: DocumentSort = Query(default=DocumentSort.NEWEST, description="order of the list; each pages by cursor"),
     limit: int = Query(default=MAX_PAGE_SIZE // 2, ge=1, le=MAX_PAGE_SIZE, description="documents per page"),
     cursor: str | None = Query(default=None, max_length=512, description="next_cursor of the previous page"),
     offset: int = Query(default=0, ge=0, le=10_000_000, description="rows to skip (when no cursor is given)"),
     principal: Principal = Depends(require(Role.AGENT)),
     container: Container = Depends(get_container),
 ) -> DocumentPage:
-    """``total`` counts every match of the filters; ``next_cursor`` (null on the last page) fetches the next page."""
+    """``total`` counts every match of the filters; ``next_cursor`` (null on the last page) fetches the next page of
+    the same ``sort``; ``status_counts`` counts the matches of every filter except ``status``, per status, among the
+    documents the caller may see."""
     return documents.list_documents(
-        db=container.db, principal=principal, status=status, q=q, limit=limit, cursor=cursor, offset=offset
+        db=container.db, principal=principal, status=status, q=q, limit=limit, cursor=cursor, offset=offset,
+        sort=sort, doc_type=doc_type, tag=tag,
     )
+
+
+@router.post(
+    "/bulk-delete",
+    summary=f"Delete up to {MAX_BULK_IDS} documents; the result of each id",
+    response_model=BulkResult,
+)
+def bulk_delete(
+    body: BulkRequest,
+    principal: Principal = Depends(require(Role.EDITOR)),
+    container: Container = Depends(get_container),
+) -> BulkResult:
+    """Each id gets ``done``, ``not_found`` (also for a document the caller may not see), ``forbidden`` or
+    ``conflict``, exactly as the single ``DELETE`` would have answered."""
+    return documents.bulk(ingest=container.ingest, principal=principal, action="delete", ids=body.ids)
+
+
+@router.post(
+    "/bulk-reindex",
+    summary=f"Parse and index up to {MAX_BULK_IDS} documents again; the result of each id",
+    response_model=BulkResult,
+)
+def bulk_reindex(
+    body: BulkRequest,
+    principal: Principal = Depends(require(Role.EDITOR)),
+    container: Container = Depends(get_container),
+) -> BulkResult:
+    """Each id gets ``done`` (queued), ``not_found`` (also for a document the caller may not see), ``forbidden`` or
+    ``conflict`` (already being indexed), exactly as the single reindex would have answered."""
+    return documents.bulk(ingest=container.ingest, principal=principal, action="reindex", ids=body.ids)
 
 
 @router.get(

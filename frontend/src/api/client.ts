@@ -6,11 +6,13 @@ import type {
   ApiKey,
   AskEvent,
   AuditPage,
+  BulkResult,
   Chunk,
   ChunkSection,
   Conversation,
   ConversationSummary,
   CreatedKey,
+  DocSort,
   DocumentDetail,
   DocumentSummary,
   GapsReport,
@@ -22,6 +24,7 @@ import type {
   SectionHit,
   Role,
   Session,
+  StatusCounts,
   UploadedDocument,
   UsageRow,
   User,
@@ -352,19 +355,32 @@ export function uploadDocuments(files: File[], opts: UploadOptions = {}): Promis
   });
 }
 
-/** One page of the document list, newest first; `next_cursor` fetches the next page (null on the last one). */
+/** One page of the document list in the order asked for; `next_cursor` fetches the next page (null on the last one).
+ * `status_counts` (null from older servers) counts the matches of every filter but the status, per status. */
 export interface DocumentPage {
   documents: DocumentSummary[];
   total: number;
   next_cursor: string | null;
+  status_counts: StatusCounts | null;
 }
 
-export function listDocuments(
-  filters: { status?: string; q?: string; cursor?: string | null; limit?: number } = {},
-): Promise<DocumentPage> {
+export interface DocumentFilters {
+  status?: string;
+  q?: string;
+  sort?: DocSort;
+  doc_type?: string;
+  tag?: string;
+  cursor?: string | null;
+  limit?: number;
+}
+
+export function listDocuments(filters: DocumentFilters = {}): Promise<DocumentPage> {
   const qs = new URLSearchParams();
   if (filters.status) qs.set("status", filters.status);
   if (filters.q) qs.set("q", filters.q);
+  if (filters.sort && filters.sort !== "newest") qs.set("sort", filters.sort);
+  if (filters.doc_type) qs.set("doc_type", filters.doc_type);
+  if (filters.tag) qs.set("tag", filters.tag);
   if (filters.cursor) qs.set("cursor", filters.cursor);
   if (filters.limit) qs.set("limit", String(filters.limit));
   const suffix = qs.toString() ? `?${qs}` : "";
@@ -372,7 +388,25 @@ export function listDocuments(
     documents: r.documents,
     total: r.total ?? r.documents.length,
     next_cursor: r.next_cursor ?? null,
+    status_counts: r.status_counts ?? null,
   }));
+}
+
+/** Most ids the server takes in one bulk request; more are sent in several. */
+export const MAX_BULK_IDS = 500;
+
+/** Deletes or reindexes many documents; the per-id results of every request, tallied together. */
+export async function bulkDocuments(action: "delete" | "reindex", ids: string[]): Promise<BulkResult> {
+  const all: BulkResult = { action, results: [], done: 0, not_found: 0, forbidden: 0, conflict: 0 };
+  for (let i = 0; i < ids.length; i += MAX_BULK_IDS) {
+    const r = await json<BulkResult>("POST", `/documents/bulk-${action}`, { ids: ids.slice(i, i + MAX_BULK_IDS) });
+    all.results.push(...r.results);
+    all.done += r.done;
+    all.not_found += r.not_found;
+    all.forbidden += r.forbidden;
+    all.conflict += r.conflict;
+  }
+  return all;
 }
 
 export const getDocument = (id: string) => json<DocumentDetail>("GET", `/documents/${encodeURIComponent(id)}`);

@@ -19,4 +19,7 @@ export const RESPONSES_MATCH_THE_APP: [
   Assignable<S.UploadedDocument, T.UploadedDocument>,
   Assignable<S.SectionView, T.ChunkSection>,
   Assignable<S.Passage, T.Chunk>,
-] = [true, true, true, true, true, true, true, true, true, true, true, true];
+  Assignable<S.StatusCounts, T.StatusCounts>,
+  Assignable<S.DocumentSort, T.DocSort>,
+  Assignable<S.BulkResult, T.BulkResult>,
+] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];

@@ -45,6 +45,28 @@ export interface Body_upload_api_v1_documents_post {
   tags?: string | null;
 }
 
+export interface BulkItemResult {
+  id: string;
+  result: BulkOutcome;
+  message?: string | null;
+}
+
+/** What a bulk action did to one id. An id of another tenant, or of a document outside the caller's ACL groups, reads ``not_found`` exactly like an id that never existed. */
+export type BulkOutcome = "done" | "not_found" | "forbidden" | "conflict";
+
+export interface BulkRequest {
+  ids: string[];
+}
+
+export interface BulkResult {
+  action: "delete" | "reindex";
+  results: BulkItemResult[];
+  done: number;
+  not_found: number;
+  forbidden: number;
+  conflict: number;
+}
+
 export interface ChatCompletionRequest {
   model?: string;
   messages: ChatMessage[];
@@ -114,7 +136,12 @@ export interface DocumentPage {
   total: number;
   limit: number;
   next_cursor: string | null;
+  sort: DocumentSort;
+  status_counts: StatusCounts;
 }
+
+/** Orders of the document list (each pages by keyset): newest or oldest change first, title A-Z or Z-A. */
+export type DocumentSort = "newest" | "oldest" | "title" | "title_desc";
 
 /** Lifecycle of an uploaded document. Every document ends ``indexed`` or ``failed``. */
 export type DocumentStatus = "queued" | "parsing" | "chunking" | "embedding" | "indexing" | "indexed" | "failed";
@@ -412,6 +439,17 @@ export interface Source {
 export interface StageView {
   name: string;
   [key: string]: unknown;
+}
+
+/** How many documents of each status match the list's other filters (every filter but ``status``), counted with the same tenant and ACL groups as the list: nobody counts a document they could not see. */
+export interface StatusCounts {
+  queued: number;
+  parsing: number;
+  chunking: number;
+  embedding: number;
+  indexing: number;
+  indexed: number;
+  failed: number;
 }
 
 export interface UncitedDocument {

@@ -158,6 +158,30 @@ export const DOC_STATUSES = [
 ] as const;
 export type DocStatus = (typeof DOC_STATUSES)[number];
 
+/** How many documents of each status match the list's other filters (only documents the caller may see). */
+export type StatusCounts = Record<DocStatus, number>;
+
+/** Orders of the document list: newest or oldest change first, title A-Z or Z-A. */
+export const DOC_SORTS = [
+  ["newest", "Newest first"],
+  ["oldest", "Oldest first"],
+  ["title", "Title A-Z"],
+  ["title_desc", "Title Z-A"],
+] as const;
+export type DocSort = (typeof DOC_SORTS)[number][0];
+
+/** What a bulk action did to one id; a document the caller may not see reads "not_found". */
+export type BulkOutcome = "done" | "not_found" | "forbidden" | "conflict";
+
+export interface BulkResult {
+  action: "delete" | "reindex";
+  results: { id: string; result: BulkOutcome; message?: string | null }[];
+  done: number;
+  not_found: number;
+  forbidden: number;
+  conflict: number;
+}
+
 export function isTerminal(status: string): boolean {
   return status === "indexed" || status === "failed";
 }

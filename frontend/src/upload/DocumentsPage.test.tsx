@@ -92,4 +92,57 @@ describe("DocumentsPage list", () => {
     expect(screen.getByText("d3.md")).toBeInTheDocument();
     expect(screen.queryByRole("button", { name: "Load more" })).toBeNull();
   });
+
+  it("filters by a status chip, sorts, and deletes the ticked documents in bulk with a summary", async () => {
+    const counts = { queued: 0, parsing: 0, chunking: 0, embedding: 0, indexing: 0, indexed: 2, failed: 1 };
+    let listed = [doc("d1"), doc("d2"), { ...doc("d3"), status: "failed" as const }];
+    const { calls } = mockFetch({
+      "GET /api/v1/documents": ({ url }) => {
+        const status = new URL(url, "http://x").searchParams.get("status");
+        const docs = listed.filter((d) => !status || d.status === status);
+        return jsonResponse({ documents: docs, total: docs.length, next_cursor: null, status_counts: counts });
+      },
+      "POST /api/v1/documents/bulk-delete": ({ init }) => {
+        const { ids } = JSON.parse(String(init.body)) as { ids: string[] };
+        listed = listed.filter((d) => !ids.includes(d.id));
+        return jsonResponse({
+          action: "delete",
+          results: [...ids.map((id) => ({ id, result: "done" })), { id: "gone", result: "not_found" }],
+          done: ids.length,
+          not_found: 1,
+          forbidden: 0,
+          conflict: 0,
+        });
+      },
+    });
+    const user = userEvent.setup();
+    render(<DocumentsPage />);
+    expect(await screen.findByText("Showing 3 of 3")).toBeInTheDocument();
+
+    await user.click(screen.getByRole("button", { name: "failed 1" }));
+    expect(await screen.findByText("Showing 1 of 1")).toBeInTheDocument();
+    expect(calls.at(-1)?.url).toContain("status=failed");
+    await user.click(screen.getByRole("button", { name: "All 3" }));
+    expect(await screen.findByText("Showing 3 of 3")).toBeInTheDocument();
+
+    await user.selectOptions(screen.getByLabelText("Sort"), "title");
+    await waitFor(() => expect(calls.at(-1)?.url).toContain("sort=title"));
+    await user.type(screen.getByLabelText("Type"), "PDF");
+    await user.type(screen.getByLabelText("Tag"), "hr");
+    await waitFor(() => expect(calls.at(-1)?.url).toMatch(/doc_type=pdf&tag=hr/));
+    await user.clear(screen.getByLabelText("Type"));
+    await user.clear(screen.getByLabelText("Tag"));
+    await waitFor(() => expect(calls.at(-1)?.url).not.toContain("tag="));
+
+    await user.click(await screen.findByRole("checkbox", { name: "Select d1.md" }));
+    await user.click(screen.getByRole("checkbox", { name: "Select d3.md" }));
+    await user.click(screen.getByRole("button", { name: "Delete selected" }));
+    expect(calls.some((c) => c.method === "POST")).toBe(false); // not before the confirmation
+    await user.click(screen.getByRole("button", { name: "Confirm delete" }));
+    expect(await screen.findByRole("status")).toHaveTextContent("Deleted 2 of 3 documents; 1 not found.");
+    const post = calls.find((c) => c.method === "POST");
+    expect(JSON.parse(String(post?.init.body))).toEqual({ ids: ["d1", "d3"] });
+    expect(await screen.findByText("Showing 1 of 1")).toBeInTheDocument();
+    expect(screen.queryByText("1 selected")).toBeNull();
+  });
 });

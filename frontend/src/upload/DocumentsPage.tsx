@@ -1,14 +1,33 @@
 import { useCallback, useEffect, useRef, useState } from "react";
-import { deleteDocument, errorMessage, listDocuments, reindexDocument, uploadDocuments } from "../api/client";
-import type { DocumentSummary, UploadedDocument } from "../api/types";
+import {
+  bulkDocuments,
+  deleteDocument,
+  errorMessage,
+  listDocuments,
+  reindexDocument,
+  uploadDocuments,
+} from "../api/client";
+import type { BulkResult, DocSort, DocumentSummary, StatusCounts, UploadedDocument } from "../api/types";
 import { ErrorAlert } from "../ui/ErrorAlert";
-import { DocumentTable } from "./DocumentTable";
+import { type BulkAction, DocumentTable } from "./DocumentTable";
 import { DropZone } from "./DropZone";
 import { fileFractions, type PendingUpload } from "./progress";
 import { UploadList } from "./UploadList";
 
 /** Documents fetched per page of the list ("Load more" fetches the next). */
 export const PAGE_SIZE = 100;
+
+/** What a bulk action did, in one line: "Deleted 3 of 4 documents; 1 not found." */
+export function bulkSummary(r: BulkResult): string {
+  const verb = r.action === "delete" ? "Deleted" : "Queued for reindexing";
+  const asked = r.results.length;
+  const rest = [
+    r.not_found && `${r.not_found} not found`,
+    r.forbidden && `${r.forbidden} not allowed`,
+    r.conflict && `${r.conflict} already being indexed`,
+  ].filter(Boolean);
+  return `${verb} ${r.done} of ${asked} document${asked === 1 ? "" : "s"}${rest.length ? `; ${rest.join(", ")}` : ""}.`;
+}
 
 /** Upload portal: drop files, follow their jobs, and manage the document list. */
 export function DocumentsPage() {
@@ -17,6 +36,11 @@ export function DocumentsPage() {
   const [total, setTotal] = useState(0);
   const [nextCursor, setNextCursor] = useState<string | null>(null);
   const [filter, setFilter] = useState({ status: "", query: "" });
+  const [sort, setSort] = useState<DocSort>("newest");
+  const [facets, setFacets] = useState({ docType: "", tag: "" });
+  const [counts, setCounts] = useState<StatusCounts | null>(null);
+  const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
+  const [notice, setNotice] = useState<string | null>(null);
   const [aclGroups, setAclGroups] = useState("");
   const [tags, setTags] = useState("");
   const [pending, setPending] = useState<PendingUpload[]>([]);
@@ -24,27 +48,65 @@ export function DocumentsPage() {
   const batchNo = useRef(0);
   const [error, setError] = useState<string | null>(null);
 
+  const listFilters = useCallback(
+    () => ({
+      status: filter.status,
+      q: filter.query.trim(),
+      sort,
+      doc_type: facets.docType.trim().toLowerCase(),
+      tag: facets.tag.trim(),
+    }),
+    [filter, sort, facets],
+  );
+
   const refresh = useCallback(() => {
-    listDocuments({ status: filter.status, q: filter.query.trim(), limit: PAGE_SIZE }).then(
+    listDocuments({ ...listFilters(), limit: PAGE_SIZE }).then(
       (page) => {
         setDocuments(page.documents);
         setTotal(page.total);
         setNextCursor(page.next_cursor);
+        setCounts(page.status_counts);
+        // ticked rows stay ticked only while they are listed
+        setSelected((prev) => new Set(page.documents.filter((d) => prev.has(d.id)).map((d) => d.id)));
       },
       (e: unknown) => setError(errorMessage(e)),
     );
-  }, [filter]);
+  }, [listFilters]);
 
   function loadMore() {
     if (!nextCursor) return;
-    listDocuments({ status: filter.status, q: filter.query.trim(), limit: PAGE_SIZE, cursor: nextCursor }).then(
+    listDocuments({ ...listFilters(), limit: PAGE_SIZE, cursor: nextCursor }).then(
       (page) => {
         setDocuments((prev) => [...prev, ...page.documents.filter((d) => !prev.some((p) => p.id === d.id))]);
         setTotal(page.total);
         setNextCursor(page.next_cursor);
+        setCounts(page.status_counts);
       },
       (e: unknown) => setError(errorMessage(e)),
     );
+  }
+
+  function select(ids: string[], on: boolean) {
+    setSelected((prev) => {
+      const next = new Set(prev);
+      for (const id of ids) {
+        if (on) next.add(id);
+        else next.delete(id);
+      }
+      return next;
+    });
+  }
+
+  async function bulk(action: BulkAction, ids: string[]) {
+    setError(null);
+    setNotice(null);
+    try {
+      setNotice(bulkSummary(await bulkDocuments(action, ids)));
+      setSelected(new Set());
+    } catch (err) {
+      setError(errorMessage(err));
+    }
+    refresh();
   }
 
   useEffect(() => {
@@ -108,7 +170,20 @@ export function DocumentsPage() {
         onFilter={setFilter}
         onDelete={(id) => void act(() => deleteDocument(id))}
         onRetry={(id) => void act(() => reindexDocument(id))}
+        counts={counts}
+        sort={sort}
+        onSort={setSort}
+        facets={facets}
+        onFacets={setFacets}
+        selected={selected}
+        onSelect={select}
+        onBulk={(action, ids) => void bulk(action, ids)}
       />
+      {notice && (
+        <p className="notice" role="status">
+          {notice}
+        </p>
+      )}
       <div className="documents-paging">
         <span className="muted">
           Showing {documents.length} of {total}
