@@ -238,7 +238,7 @@ def _render(pieces: Sequence[Piece], limit: int) -> list[str] | None:
 
 def compose(
     question: str, unit: Sequence[Passage], others: Sequence[Passage], label: str, *, scorer: Scorer | None = None,
-    whole_limit: int = 10, max_following: int = 2,
+    whole_limit: int = 10, max_following: int = 2, want: Intent | None = None,
 ) -> Composed | None:
     """Compose the answer from ``unit`` (the answering section's passages) and, for one extra point, ``others``.
 
@@ -246,13 +246,14 @@ def compose(
     with the sentence that introduces it; else the best sentence and what follows it. Fact: the best sentence or table
     row and up to ``max_following`` following sentences of its paragraph that stay on the point. Explain: the lead
     sentences and the best one. ``scorer`` scores candidate sentences against the question (higher is better);
-    without it, the share of the question's content terms is used. None when the unit has nothing to quote."""
+    without it, the share of the question's content terms is used. ``want`` overrides the kind read from the question.
+    None when the unit has nothing to quote."""
     subs = subsections(unit)
     if not subs:
         return None
     heading, pieces = best_subsection(question, subs)
     score = scorer or (lambda texts: [_term_score(set(content_terms(question)), t) for t in texts])
-    want = intent(question)
+    want = want or intent(question)
     head = f"From *{label} › {heading}*:" if heading else f"From *{label}*:"
     if want == "howto":
         lines = _render(pieces, whole_limit) or _steps(question, pieces)
@@ -309,3 +310,24 @@ def secondary(
     if scores[i] < ratio * best_score or novel < 0.5:
         return None
     return p.n, s, p.section.split(" > ")[-1] if p.section else ""
+
+
+_CITED = re.compile(r"\[\d+\]")
+
+
+def also_from(
+    question: str, main: Composed, alternative: Sequence[Passage], label: str, *, scorer: Scorer | None = None,
+    novelty: float = 0.35,
+) -> str | None:
+    """The close runner-up section's best point, as an "Also, from *label*: ..." line: its best sentence or table row
+    (and what follows on the point). None when it shares no content term with the question, or when less than
+    ``novelty`` of its content terms are new to ``main`` (it repeats the answer)."""
+    alt = compose(question, alternative, (), label, scorer=scorer, want="fact")
+    if alt is None:
+        return None
+    head, _, body = alt.text.partition("\n")
+    q_terms = set(content_terms(question))
+    terms = set(content_terms(_CITED.sub("", body)))
+    if not q_terms & terms or len(terms - set(content_terms(_CITED.sub("", main.text)))) < novelty * len(terms):
+        return None
+    return f"Also, from {head.removeprefix('From ')} {body}"

@@ -22,7 +22,7 @@ from app.generation.events import Citations, Degraded, Done, Error, Event, Meta,
 from app.generation.prompt import PROMPT_TEMPLATE_VERSION, REFUSAL_TEXT, Prompt, build_prompt, source_dict
 from app.generation.resilience import CircuitBreaker, guarded_stream
 from app.generation.rewrite import rewrite_query
-from app.generation.units import AnswerUnit, rank_units, unit_first
+from app.generation.units import AnswerUnit, alternative, prompt_parts, rank_units, unit_first
 from core.errors import AppError, ErrorCode
 from core.settings import GenerationSettings
 from core.types import RankedChunk, SearchFilter
@@ -169,8 +169,11 @@ class AnswerPipeline:
         open_breaker = self.breaker.state.value == "open" and self.llm is not self.fallback
         llm = self.fallback if open_breaker else self.llm
         unit = decision.units[0]
-        ordered = unit_first(unit, decision.chunks)
-        prompt = await asyncio.to_thread(self._prompt, llm, decision.query, ordered, history)
+        runner_up = alternative(decision.units)
+        ordered = unit_first(unit, decision.chunks, runner_up)
+        prompt = await asyncio.to_thread(
+            self._prompt, llm, decision.query, ordered, history, prompt_parts(unit, runner_up)
+        )
         st.prompt_tokens = prompt.prompt_tokens
         sources = prompt.source_dicts()
         st.unit = {
@@ -247,11 +250,14 @@ class AnswerPipeline:
         st.timings.mark("citations")
         return citations
 
-    def _prompt(self, llm: LLMBackend, query: str, chunks: list[RankedChunk], history: list[dict[str, str]]) -> Prompt:
+    def _prompt(
+        self, llm: LLMBackend, query: str, chunks: list[RankedChunk], history: list[dict[str, str]],
+        parts: dict[str, str] | None = None,
+    ) -> Prompt:
         return build_prompt(
             query, chunks, count_tokens=llm.count_tokens,
             context_window=min(self.settings.context_window, llm.context_window),
-            max_new_tokens=self.settings.max_new_tokens, history=history,
+            max_new_tokens=self.settings.max_new_tokens, history=history, parts=parts,
         )
 
     async def _generate(self, skip_llm: bool, prompt: Prompt, st: AnswerState) -> AsyncGenerator[str | Degraded, None]:

@@ -6,13 +6,14 @@ history takes at most ``history_share`` (newest turns first, whole turns only), 
 fit; the first one that does not fit is cut at a sentence boundary (never mid-word) and the rest are dropped.
 
 Retrieved text is wrapped in ``<passage id="n" ...>`` elements with any tag-like text inside neutralised, and the
-system prompt says passages are data, not instructions.
+system prompt says passages are data, not instructions. ``part="answer"`` marks the passages of the answering section
+(:mod:`app.generation.units`, listed first) and ``part="alternative"`` those of a close runner-up section, listed next.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from html import escape
 from typing import Any
@@ -20,7 +21,7 @@ from typing import Any
 from app.generation.text import split_sentences
 from core.types import RankedChunk
 
-PROMPT_TEMPLATE_VERSION = "kbqa-answer-v1"
+PROMPT_TEMPLATE_VERSION = "kbqa-answer-v2"
 REFUSAL_TEXT = "I could not find this in the knowledge base."
 
 SYSTEM_PROMPT = (
@@ -56,13 +57,20 @@ def strip_markers(text: str) -> str:
     return _FORGED_MARKER.sub("", text)
 
 
-def render_passage(n: int, rc: RankedChunk, text: str) -> str:
+#: the ``part`` attribute of a passage (see the module docstring)
+PARTS = ("answer", "alternative")
+_PART = re.compile(r'<passage id="(\d+)"[^>]*? part="(answer|alternative)"')
+
+
+def render_passage(n: int, rc: RankedChunk, text: str, part: str | None = None) -> str:
     c = rc.chunk
     attrs = f'id="{n}" title="{escape(neutralise(c.title))}"'
     if c.section_path:
         attrs += f' section="{escape(neutralise(c.section))}"'
     if c.page_start is not None:
         attrs += f' pages="{c.page_start}-{c.page_end if c.page_end is not None else c.page_start}"'
+    if part in PARTS:
+        attrs += f' part="{part}"'
     return f"<passage {attrs}>\n{neutralise(strip_markers(text))}\n</passage>"
 
 
@@ -91,13 +99,15 @@ def source_dict(n: int, rc: RankedChunk, text: str | None = None) -> dict[str, A
     }
 
 
-def _fit_passage(n: int, rc: RankedChunk, budget: int, count: Counter) -> tuple[str, int] | None:
+def _fit_passage(
+    n: int, rc: RankedChunk, budget: int, count: Counter, part: str | None = None
+) -> tuple[str, int] | None:
     """Longest sentence prefix of the chunk whose rendered block fits ``budget``: (text, tokens) or None."""
     best: tuple[str, int] | None = None
     sentences = split_sentences(rc.chunk.text)
     for k in range(1, len(sentences) + 1):
         text = " ".join(sentences[:k])
-        tokens = count(render_passage(n, rc, text))
+        tokens = count(render_passage(n, rc, text, part))
         if tokens > budget:
             break
         best = (text, tokens)
@@ -115,7 +125,11 @@ def build_prompt(
     facts: Sequence[str] = (),
     history_share: float = 0.25,
     facts_share: float = 0.15,
+    parts: Mapping[str, str] | None = None,
 ) -> Prompt:
+    """The prompt for ``question`` over ``chunks`` (in citation order); ``parts`` maps chunk ids to their
+    ``part`` attribute (``answer`` / ``alternative``)."""
+    part_of = parts or {}
     system_t = count_tokens(SYSTEM_PROMPT)
     question_block = render_question(question)
     question_t = count_tokens(question_block)
@@ -153,25 +167,26 @@ def build_prompt(
     used = 0
     for rc in chunks:
         n = len(sources) + 1
-        block = render_passage(n, rc, rc.chunk.text)
+        part = part_of.get(rc.chunk.id)
+        block = render_passage(n, rc, rc.chunk.text, part)
         t = count_tokens(block)
         if used + t <= passage_budget:
             blocks.append(block)
             sources.append((rc, rc.chunk.text))
             used += t
             continue
-        cut = _fit_passage(n, rc, passage_budget - used, count_tokens)
+        cut = _fit_passage(n, rc, passage_budget - used, count_tokens, part)
         if cut is not None:
-            blocks.append(render_passage(n, rc, cut[0]))
+            blocks.append(render_passage(n, rc, cut[0], part))
             sources.append((rc, cut[0]))
             used += cut[1]
         break
 
-    parts = ["<passages>", *blocks, "</passages>"] if blocks else ["<passages>\n</passages>"]
+    pieces = ["<passages>", *blocks, "</passages>"] if blocks else ["<passages>\n</passages>"]
     if facts_block:
-        parts.append(facts_block)
-    parts.append(question_block)
-    user = "\n".join(parts)
+        pieces.append(facts_block)
+    pieces.append(question_block)
+    user = "\n".join(pieces)
     messages = [{"role": "system", "content": SYSTEM_PROMPT}, *kept_history, {"role": "user", "content": user}]
     total = system_t + sum(count_tokens(m["content"]) for m in kept_history) + count_tokens(user)
     budget = {
@@ -189,3 +204,9 @@ def parse_prompt(messages: Sequence[dict[str, str]]) -> tuple[str, list[tuple[in
     q = _QUESTION.search(user)
     passages = [(int(m.group(1)), m.group(2)) for m in _PASSAGE.finditer(user)]
     return (q.group(1) if q else user), passages
+
+
+def passage_parts(messages: Sequence[dict[str, str]]) -> dict[int, str]:
+    """Passage number -> ``part`` attribute (``answer`` / ``alternative``) in the last user message."""
+    user = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
+    return {int(m.group(1)): m.group(2) for m in _PART.finditer(user)}

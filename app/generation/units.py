@@ -201,7 +201,35 @@ def _embedded(
         f["sentence"] = best.get(i, floor_sent)
 
 
-def unit_first(unit: AnswerUnit, chunks: Sequence[RankedChunk]) -> list[RankedChunk]:
-    """``chunks`` reordered for the prompt: the unit's chunks (document order), then the rest by rank."""
-    ids = {rc.chunk.id for rc in unit.chunks}
-    return [*unit.chunks, *(rc for rc in chunks if rc.chunk.id not in ids)]
+#: A runner-up unit scoring at least this share of the best is a close call: the answer quotes its best point too
+#: ("Also, from ..."). Chosen on ``benchmarks/unit_choice.py`` dumps (right section among the quoted units, and share
+#: of answers that get a second section): 0.95 -> demo 0.773 / VA 0.883 / DMV 0.817 (10-19% of answers); 0.9 ->
+#: 0.791 / 0.901 / 0.860 (23-27%); 0.8 -> 0.810 / 0.910 / 0.882 (47-50%); alone (no runner-up): 0.767 / 0.874 / 0.731.
+ALTERNATIVE_RATIO = 0.9
+
+
+def alternative(units: Sequence[AnswerUnit], ratio: float | None = None) -> AnswerUnit | None:
+    """The runner-up unit when it scores at least ``ratio`` (default ``ALTERNATIVE_RATIO``) x the best (a close
+    call), else None."""
+    ratio = ALTERNATIVE_RATIO if ratio is None else ratio
+    if len(units) < 2 or units[0].score <= 0 or units[1].score < ratio * units[0].score:
+        return None
+    return units[1]
+
+
+def unit_first(
+    unit: AnswerUnit, chunks: Sequence[RankedChunk], runner_up: AnswerUnit | None = None
+) -> list[RankedChunk]:
+    """``chunks`` reordered for the prompt: the unit's chunks (document order), then the ``runner_up`` unit's (a
+    close call, see :func:`alternative`), then the rest by rank."""
+    lead = [*unit.chunks, *(runner_up.chunks if runner_up is not None else ())]
+    ids = {rc.chunk.id for rc in lead}
+    return [*lead, *(rc for rc in chunks if rc.chunk.id not in ids)]
+
+
+def prompt_parts(unit: AnswerUnit, runner_up: AnswerUnit | None = None) -> dict[str, str]:
+    """Chunk id -> the passage's ``part`` attribute in the prompt (``answer`` / ``alternative``)."""
+    parts = {rc.chunk.id: "answer" for rc in unit.chunks}
+    if runner_up is not None:
+        parts.update({rc.chunk.id: "alternative" for rc in runner_up.chunks if rc.chunk.id not in parts})
+    return parts

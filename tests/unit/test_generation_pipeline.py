@@ -59,7 +59,7 @@ async def test_happy_path_order_tokens_citations_done() -> None:
     assert types(events)[:2] == ["meta", "sources"] and types(events)[-2:] == ["citations", "done"]
     meta, sources, done = events[0], events[1], events[-1]
     assert isinstance(meta, Meta) and meta.versions == {"chunker": "c1", "embedder": "e1",
-                                                        "prompt_template": "kbqa-answer-v1", "model": "fake-1"}
+                                                        "prompt_template": "kbqa-answer-v2", "model": "fake-1"}
     assert isinstance(sources, Sources) and sources.sources[0]["chunk_id"] == "c1" and sources.sources[0]["n"] == 1
     answer = "".join(e.text for e in events if isinstance(e, Token))
     assert answer == "The embargo began in October 1973 [1]." == done.answer  # [7] points nowhere: dropped

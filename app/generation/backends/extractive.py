@@ -23,8 +23,8 @@ from collections.abc import AsyncGenerator, Sequence
 import numpy as np
 
 from app.generation.answerability import constraint_terms
-from app.generation.compose import Passage, cite, compose
-from app.generation.prompt import REFUSAL_TEXT, parse_prompt
+from app.generation.compose import Passage, also_from, cite, compose
+from app.generation.prompt import REFUSAL_TEXT, parse_prompt, passage_parts
 from app.generation.text import (
     answer_units_in_context,
     content_terms,
@@ -56,6 +56,7 @@ class ExtractiveBackend:
         secondary_ratio: float = 0.5,
         context_weight: float = 0.5,
         constraint_weight: float = 0.5,
+        phrase_weight: float = 0.5,
     ) -> None:
         self.embedder = embedder
         self.max_sentences = max_sentences
@@ -66,6 +67,7 @@ class ExtractiveBackend:
         self.secondary_ratio = secondary_ratio
         self.context_weight = context_weight
         self.constraint_weight = constraint_weight
+        self.phrase_weight = phrase_weight
 
     def count_tokens(self, text: str) -> int:
         return estimate_tokens(text)
@@ -105,8 +107,10 @@ class ExtractiveBackend:
     def score(self, question: str, texts: Sequence[str], contexts: Sequence[str] | None = None) -> np.ndarray:
         """Relevance of each candidate to ``question``: idf-weighted share of the question's content terms (idf over
         the candidates; the context line above a candidate -- heading, FAQ question, "...:" line -- counts at
-        ``context_weight``), plus ``embedding_weight`` x cosine for the ``embed_candidates`` best lexical candidates
-        (the others are never preferred over an embedded one)."""
+        ``context_weight``), plus ``phrase_weight`` x the share of the question's adjacent term pairs found adjacent
+        in the candidate ("solid amber": the table row, not a sentence with "light" and "Hub"), plus
+        ``constraint_weight`` x the share of its codes and numbers, plus ``embedding_weight`` x cosine for the
+        ``embed_candidates`` best lexical candidates (the others are never preferred over an embedded one)."""
         contexts = contexts or [""] * len(texts)
         q_terms = set(content_terms(question))
         sent_terms = [set(content_terms(s)) for s in texts]
@@ -122,6 +126,12 @@ class ExtractiveBackend:
             ],
             dtype=np.float32,
         )
+        # a phrase of the question ("solid amber", "restocking fee") found as such beats its words scattered apart
+        q_pairs = _pairs(content_terms(question))
+        if q_pairs and self.phrase_weight:
+            lexical += self.phrase_weight * np.array(
+                [len(q_pairs & _pairs(content_terms(t))) / len(q_pairs) for t in texts], dtype=np.float32
+            )
         # a code or number the question names ("E12", "24 months") picks the sentence or table row that has it
         pinned = constraint_terms(question, names=False)
         if pinned:
@@ -139,22 +149,40 @@ class ExtractiveBackend:
             scores[rest] -= 1.0
         return scores
 
-    def answer(self, question: str, passages: list[tuple[int, str]], attrs: dict[int, tuple[str, str]]) -> str:
-        """The composed answer text for a parsed prompt (``attrs``: passage number -> (title, section))."""
+    def answer(
+        self, question: str, passages: list[tuple[int, str]], attrs: dict[int, tuple[str, str]],
+        parts: dict[int, str] | None = None,
+    ) -> str:
+        """The composed answer text for a parsed prompt (``attrs``: passage number -> (title, section); ``parts``:
+        passage number -> ``answer`` / ``alternative``, see :mod:`app.generation.prompt`). The unit is the passages
+        marked ``answer`` (without marks: the leading passages of the first passage's section); passages marked
+        ``alternative`` (a close runner-up section) add their best point, else one distinct point of the others
+        may be added."""
         if not passages:
             return REFUSAL_TEXT
+        parts = parts or {}
         first = attrs.get(passages[0][0], ("", ""))
-        lead = 0
-        while lead < len(passages) and attrs.get(passages[lead][0], ("", "")) == first:
-            lead += 1
+        if parts.get(passages[0][0]) == "answer":
+            lead = sum(1 for n, _ in passages if parts.get(n) == "answer")
+        else:
+            lead = 0
+            while lead < len(passages) and attrs.get(passages[lead][0], ("", "")) == first:
+                lead += 1
         section = {n: attrs.get(n, ("", ""))[1] for n, _ in passages}
-        texts = dedupe_overlaps([t for _, t in passages[:lead]], [section[n] for n, _ in passages[:lead]])
-        unit = [Passage(n, t, section[n] or None) for (n, _), t in zip(passages[:lead], texts, strict=True)]
-        others = [Passage(n, t, section[n] or None) for n, t in passages[lead:]]
-        composed = compose(question, unit, others, unit_label(*first),
-                           scorer=lambda texts: [float(x) for x in self.score(question, texts)])
+
+        def unit_of(chosen: list[tuple[int, str]]) -> list[Passage]:
+            texts = dedupe_overlaps([t for _, t in chosen], [section[n] for n, _ in chosen])
+            return [Passage(n, t, section[n] or None) for (n, _), t in zip(chosen, texts, strict=True)]
+
+        unit = unit_of(passages[:lead])
+        alt = [(n, t) for n, t in passages[lead:] if parts.get(n) == "alternative"]
+        others = [] if alt else [Passage(n, t, section[n] or None) for n, t in passages[lead:]]
+        scorer = lambda texts: [float(x) for x in self.score(question, texts)]  # noqa: E731
+        composed = compose(question, unit, others, unit_label(*first), scorer=scorer)
         if composed is not None:
-            return composed.text
+            extra = also_from(question, composed, unit_of(alt), unit_label(*attrs.get(alt[0][0], ("", ""))),
+                              scorer=scorer) if alt else None
+            return composed.text + (f"\n\n{extra}" if extra else "")
         picked = self.select(question, passages, section)
         picked = [p for p in picked if p[2] >= self.min_score] or picked[:1]
         return " ".join(cite(s, n) for n, s, _ in picked) if picked else REFUSAL_TEXT
@@ -163,7 +191,7 @@ class ExtractiveBackend:
         self, messages: list[dict[str, str]], *, max_tokens: int, stop: list[str] | None, temperature: float
     ) -> AsyncGenerator[str, None]:
         question, passages = parse_prompt(messages)
-        text = await asyncio.to_thread(self.answer, question, passages, _attrs(messages))
+        text = await asyncio.to_thread(self.answer, question, passages, _attrs(messages), passage_parts(messages))
         if stop:
             cut = min((i for i in (text.find(s) for s in stop) if i >= 0), default=-1)
             text = text[:cut] if cut >= 0 else text
@@ -174,6 +202,11 @@ class ExtractiveBackend:
                 return
             yield piece
             await asyncio.sleep(0)
+
+
+def _pairs(terms: Sequence[str]) -> set[tuple[str, str]]:
+    """Adjacent content-term pairs ("solid amber", "amber light")."""
+    return set(zip(terms, terms[1:], strict=False))
 
 
 def _attrs(messages: list[dict[str, str]]) -> dict[int, tuple[str, str]]:
