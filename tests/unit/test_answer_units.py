@@ -131,3 +131,76 @@ def test_unit_choice_reads_the_sections_sentences_and_label_with_an_embedder() -
     # without an embedder (or with the embedded weights at 0) nothing is embedded and the features stay 0
     plain = rank_units(q, chunks)
     assert all(u.features["sentence"] == u.features["label"] == 0.0 for u in plain)
+
+
+WIFI = (
+    "Network FAQ > I changed my router\n\n"
+    "After a router change the devices do not learn the new network: open Settings, Wi-Fi network, Change network "
+    "on each device that shows offline."
+)
+
+
+def _unit(score: float, cid: str, text: str, section: tuple[str, ...], doc: str) -> object:
+    from app.generation.units import AnswerUnit
+
+    return AnswerUnit((rc(cid, text, section, doc=doc),), score, {})
+
+
+def test_a_close_runner_up_section_is_offered_too_a_distant_one_is_not() -> None:
+    from app.generation.units import alternative, prompt_parts
+
+    best = _unit(1.0, "c1", OFFLINE, ("Troubleshooting Guide", "A device shows as offline"), "d1")
+    close = _unit(0.93, "c2", WIFI, ("Network FAQ", "I changed my router"), "d2")
+    far = _unit(0.6, "c2", WIFI, ("Network FAQ", "I changed my router"), "d2")
+    assert alternative([best, close]) is close
+    assert alternative([best, far]) is None and alternative([best]) is None
+    assert prompt_parts(best, close) == {"c1": "answer", "c2": "alternative"}
+
+
+@pytest.mark.asyncio
+async def test_the_runner_up_adds_its_best_point_under_its_own_section() -> None:
+    from app.generation.units import prompt_parts, unit_first
+
+    first = rc("c1", OFFLINE, ("Troubleshooting Guide", "A device shows as offline"))
+    runner = rc("c2", WIFI, ("Network FAQ", "I changed my router"), doc="d2", title="Network FAQ")
+    spec = rc("c3", SPECS, ("Camera", "Technical specifications"), doc="d3", title="Camera")
+    best = type(_unit(1.0, "x", "x", (), "x"))((first,), 1.0, {})
+    close = type(best)((runner,), 0.95, {})
+    question = "The hub went offline after I changed my router, what should I check?"
+    prompt = build_prompt(question, unit_first(best, [spec, runner, first], close), count_tokens=len,
+                          context_window=100_000, max_new_tokens=100, parts=prompt_parts(best, close))
+    user = prompt.messages[-1]["content"]
+    assert 'id="1"' in user and 'part="answer"' in user and 'id="2" title="Network FAQ"' in user
+    assert user.count('part="alternative"') == 1 and 'id="3" title="Camera" section="Camera &gt; Technical ' \
+        'specifications">' in user
+    out = await complete(ExtractiveBackend(), prompt.messages, max_tokens=400)
+    main, _, also = out.partition("\n\nAlso, from ")
+    assert main.startswith("From *Guide › Troubleshooting Guide › A device shows as offline*:")
+    assert also.startswith("*Network FAQ › I changed my router*: After a router change") and also.endswith("[2].")
+    assert "Night vision" not in out
+
+    # a runner-up that shares nothing with the question is not quoted
+    other = rc("c2", "Billing > Invoices\n\nInvoices are e-mailed on the first day of each month.",
+               ("Billing", "Invoices"), doc="d2", title="Billing")
+    close = type(best)((other,), 0.95, {})
+    prompt = build_prompt(question, unit_first(best, [other, first], close), count_tokens=len,
+                          context_window=100_000, max_new_tokens=100, parts=prompt_parts(best, close))
+    out = await complete(ExtractiveBackend(), prompt.messages, max_tokens=400)
+    assert "Also" not in out and "Invoices" not in out
+
+
+def test_a_unit_sentence_close_in_meaning_rescues_a_low_scoring_question() -> None:
+    from app.generation.units import AnswerUnit
+
+    codes = rc("c1", "Error codes\n\n| Code | Meaning |\n|---|---|\n| E31 | Supply voltage below 18 VAC |",
+               ("Thermo", "Error codes"), title="Thermo manual")
+    codes.scores = {"vector": 0.3, "keyword": 1.0}
+    chunks = [codes]
+    assert not answerability.decide("app says E31", chunks).answerable  # the score model alone refuses
+    close = AnswerUnit((codes,), 1.0, {"sentence": 0.62})
+    far = AnswerUnit((codes,), 1.0, {"sentence": 0.31})
+    verdict = answerability.assess("app says E31", chunks, close)
+    assert verdict.outcome == "answered" and verdict.decision.model == "full+sentence"
+    assert answerability.assess("app says E31", chunks, far).outcome == "not_found"
+    # a product name the evidence lacks is never rescued
+    assert answerability.assess("Kestrel Video Doorbell says E31", chunks, close).outcome == "not_found"
