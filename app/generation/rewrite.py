@@ -14,7 +14,8 @@ from app.generation.text import content_terms, words
 from core.errors import AppError
 
 _FOLLOW_UP = frozenset(
-    "it its they them their this that these those he she him her his there then such same one ones".split()  # noqa: SIM905
+    "it its they them their this that these those he she him her his there then such same one ones "  # noqa: SIM905
+    "afterwards instead though too either else otherwise".split()
 )
 _LEADS = ("and ", "what about", "how about", "also", "but ", "why", "so ")
 

@@ -70,6 +70,8 @@ HISTORY = [
 def test_heuristic_rewrite() -> None:
     assert looks_like_follow_up("When did it end?")
     assert not looks_like_follow_up("Who founded the Kestrel company in Oslo?")
+    assert looks_like_follow_up("do I have to pair all my sensors again afterwards?")
+    assert looks_like_follow_up("I pay through the App Store though")
     out = heuristic_rewrite("When did it end?", HISTORY)
     assert out.startswith("When did it end?") and "oil" in out and "crisis" in out
     assert heuristic_rewrite("Who founded the Kestrel company in Oslo?", HISTORY) == (
