@@ -56,6 +56,7 @@ SPACE = re.compile(r"\s+")
 
 QUALITY_TIMEOUT_S = 30.0
 SERVER_URL = os.environ.get("KBQA_TEST_VLLM_URL", "")
+CONTEXT_WINDOW: int | None = None
 
 
 def generation(backend: str) -> dict[str, Any]:
@@ -65,6 +66,8 @@ def generation(backend: str) -> dict[str, Any]:
         out["first_token_timeout_s"] = QUALITY_TIMEOUT_S * 10
     if backend == "vllm" and SERVER_URL:
         out["vllm_url"] = SERVER_URL
+    if backend != "extractive" and CONTEXT_WINDOW:
+        out["context_window"] = CONTEXT_WINDOW
     return out
 
 
@@ -354,9 +357,12 @@ async def main() -> None:
     ap.add_argument("--data-dir", type=Path, default=None, help="keep ingested indexes here between runs")
     ap.add_argument("--n", type=int, default=200, help="squad2: answerable and unanswerable questions each")
     ap.add_argument("--show", action="store_true", help="print every answer (failures are always printed)")
+    ap.add_argument("--context-window", type=int, default=None,
+                    help="generative backends: the model's context (the prompt budget follows); smaller is faster")
     args = ap.parse_args()
-    global SERVER_URL
+    global SERVER_URL, CONTEXT_WINDOW
     SERVER_URL = args.server_url or SERVER_URL
+    CONTEXT_WINDOW = args.context_window
     base = args.data_dir or Path(tempfile.mkdtemp(prefix="kbqa-answers-"))
     for backend in args.backend.split(","):
         if backend == "vllm" and not SERVER_URL:
