@@ -238,15 +238,16 @@ def _render(pieces: Sequence[Piece], limit: int) -> list[str] | None:
 
 def compose(
     question: str, unit: Sequence[Passage], others: Sequence[Passage], label: str, *, scorer: Scorer | None = None,
-    whole_limit: int = 10, max_following: int = 2, want: Intent | None = None,
+    whole_limit: int = 10, max_following: int = 2, want: Intent | None = None, explain_ratio: float = 0.7,
 ) -> Composed | None:
     """Compose the answer from ``unit`` (the answering section's passages) and, for one extra point, ``others``.
 
     How-to: the subsection whole when it has at most ``whole_limit`` sentences, items and rows; else its best list
     with the sentence that introduces it; else the best sentence and what follows it. Fact: the best sentence or table
     row and up to ``max_following`` following sentences of its paragraph that stay on the point. Explain: the lead
-    sentences and the best one. ``scorer`` scores candidate sentences against the question (higher is better);
-    without it, the share of the question's content terms is used. ``want`` overrides the kind read from the question.
+    sentences and the best one, and the best one beyond the lead when it scores ``explain_ratio`` of the best.
+    ``scorer`` scores candidate sentences against the question (higher is better); without it, the share of the
+    question's content terms is used. ``want`` overrides the kind read from the question.
     None when the unit has nothing to quote."""
     subs = subsections(unit)
     if not subs:
@@ -267,7 +268,10 @@ def compose(
     best = max(range(len(cands)), key=lambda i: scores[i])
     if want == "explain":
         lead = [i for i, c in enumerate(cands) if c[2] == "sentence" and len(c[1].split()) >= 4][:2]
-        picked = sorted({*lead, best})
+        # the best point beyond the lead ("what does solid amber mean": the table row), when it is near the best
+        rest = [i for i in range(len(cands)) if i not in lead]
+        point = max(rest, key=lambda i: scores[i]) if rest else best
+        picked = sorted({*lead, best, *([point] if scores[point] >= explain_ratio * scores[best] else [])})
         kind = "lead"
     else:
         picked = [best]

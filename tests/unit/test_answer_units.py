@@ -204,3 +204,17 @@ def test_a_unit_sentence_close_in_meaning_rescues_a_low_scoring_question() -> No
     assert answerability.assess("app says E31", chunks, far).outcome == "not_found"
     # a product name the evidence lacks is never rescued
     assert answerability.assess("Kestrel Video Doorbell says E31", chunks, close).outcome == "not_found"
+
+
+def test_a_what_does_it_mean_question_gets_the_lead_and_the_table_row_it_names() -> None:
+    leds = (
+        "Hub > Status light\n\nThe ring light on top of the Hub shows its state. A quick press of the top button dims "
+        "the ring.\n\n| LED pattern | Meaning | What to do |\n|---|---|---|\n| Solid white | Starting up | Wait |\n"
+        "| Solid amber | Running on backup battery | Reconnect the power adapter |\n| Solid red | Hardware fault | "
+        "Contact support |"
+    )
+    out = compose("What does a solid amber light on the hub mean?", [Passage(1, leds, "Hub > Status light")], [],
+                  "Hub manual › Status light")
+    assert out is not None and out.intent == "explain"
+    assert "The ring light on top of the Hub shows its state [1]." in out.text
+    assert "Solid amber — Meaning: Running on backup battery" in out.text and "Solid red" not in out.text
