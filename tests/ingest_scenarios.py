@@ -129,13 +129,11 @@ class RestartResult:
     still_open_s: float = 0.0  # restart ready to every document terminal
 
 
-def restart_recovery(
-    root: Path, *, documents: int = 12, paragraphs: int = 15, env: dict[str, str] | None = None,
-    finish_timeout_s: float = 300.0,
-) -> RestartResult:  # fmt: skip
-    """Upload ``documents`` text files, SIGKILL the server once a job embeds or indexes and three wait, start it again
-    on the same data dir, and measure. Raises AssertionError if the kill could not be placed mid-queue."""
-    data = root / "data"
+def _upload_and_kill(
+    data: Path, *, documents: int, paragraphs: int, env: dict[str, str] | None
+) -> tuple[str, list[str]]:
+    """Start a server on ``data``, upload the articles, SIGKILL it once a job embeds or indexes and three wait;
+    the API key and the document ids."""
     server = start_kbqa(data, env=env)
     try:
         key = server.create_key(tenant="restart", role="editor")
@@ -158,6 +156,18 @@ def restart_recovery(
         server.kill()
     finally:
         server.stop()
+    return key, ids
+
+
+def restart_recovery(
+    root: Path, *, documents: int = 12, paragraphs: int = 15, env: dict[str, str] | None = None,
+    finish_timeout_s: float = 300.0,
+    move_timeout_s: float = 30.0,
+) -> RestartResult:  # fmt: skip
+    """Upload ``documents`` text files, SIGKILL the server once a job embeds or indexes and three wait, start it again
+    on the same data dir, and measure. Raises AssertionError if the kill could not be placed mid-queue."""
+    data = root / "data"
+    key, ids = _upload_and_kill(data, documents=documents, paragraphs=paragraphs, env=env)
     # The truth at the kill, from the database itself (the last listing may be a moment old).
     at_kill = {d: v for d, v in _db_jobs(data).items() if v[0] not in TERMINAL}
     if not at_kill:
@@ -189,6 +199,8 @@ def restart_recovery(
         while time.monotonic() < deadline:
             if all(_db_jobs(data)[d][0] in TERMINAL for d in ids):
                 break
+            if not moved_at and time.monotonic() > ready + move_timeout_s:
+                break  # stalled: no need to wait for the documents
             time.sleep(0.1)
         stop.set()
         watcher.join(timeout=30)
