@@ -64,10 +64,11 @@ bench-retrieval: install ## retrieval quality on the eval sets (LODO BM25 table,
 	@$(PY) -m evaluation.retrieval --dataset ../shared/eval/hotpotqa_distractor_sample100
 	@$(PY) benchmarks/bench_retrieval.py
 
-bench-ingest: ## ingest the enterprise document set vs a Haystack peer: states, reasons, throughput, stage shares, RSS
+bench-ingest: ## ingest the enterprise document set vs a Haystack peer: states, reasons, throughput, stage shares, RSS; restart recovery and fairness
 	@KBQA_EXTRAS=dev,bench bash scripts/install.sh
 	@$(PY) benchmarks/bench_ingest.py
 	@$(PY) benchmarks/bench_query_during_ingest.py
+	@$(PY) benchmarks/bench_ingest_recovery.py
 
 bench-analytics: services ## time each usage-analytics report on 100k logged questions in PostgreSQL (target < 500 ms)
 	@source .cache/test-services.env && $(PY) benchmarks/bench_analytics.py --questions 100000

@@ -3,6 +3,7 @@ Weaviate and MinIO servers (the binaries ``scripts/build-go-servers.sh`` builds)
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -395,3 +396,109 @@ def start_llama_server(gguf: str, *, n_ctx: int = 2048, timeout_s: float = 180.0
     proc.kill()
     proc.wait(10)
     raise RuntimeError(f"llama_cpp.server did not become ready in {timeout_s:.0f} s")
+
+
+# -- kbqa itself ------------------------------------------------------------------------------------------------------
+@dataclass
+class Server:
+    """A ``kbqa serve`` process started by :func:`start_kbqa` (``proc`` is None for one started elsewhere)."""
+
+    url: str
+    env: dict[str, str]
+    proc: subprocess.Popen | None = None
+
+    def cli(self, *args: str, stdin: str | None = None) -> str:
+        """Run ``kbqa <args>`` (``python -m app.cli``) against this server's settings and data; its stdout."""
+        import sys
+
+        out = subprocess.run(
+            [sys.executable, "-m", "app.cli", *args],
+            cwd=REPO,
+            env=self.env,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        )
+        return out.stdout
+
+    def create_key(self, *, tenant: str, role: str, name: str = "e2e") -> str:
+        out = self.cli("keys", "create", "--quiet", "--tenant", tenant, "--role", role, "--name", name)
+        return out.strip().splitlines()[-1]
+
+    def create_user(self, *, tenant: str, role: str, email: str, password: str) -> None:
+        """A web user, made the way an operator would: ``kbqa users create --password-stdin``."""
+        self.cli(
+            "users", "create", "--quiet", "--password-stdin", "--tenant", tenant, "--role", role,
+            "--email", email, "--name", email.split("@")[0], stdin=password + "\n",
+        )  # fmt: skip
+
+    def kill(self) -> None:
+        """SIGKILL the server and every process it started (a crash: no shutdown code runs)."""
+        if self.proc is None:
+            return
+        with contextlib.suppress(ProcessLookupError):  # its own session (start_new_session): parser children too
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(timeout=30)
+
+    def stop(self) -> None:
+        """SIGTERM, wait, then SIGKILL."""
+        if self.proc is not None:
+            stop_process(self.proc)
+
+
+def kbqa_env(data: Path, port: int, env: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a test ``kbqa serve``: embedded mode with its data in ``data``, offline, no rate limits,
+    ``env`` added."""
+    return {
+        **os.environ,
+        "KBQA_DATA_DIR": str(data),
+        "KBQA_API__PORT": str(port),
+        "HF_HUB_OFFLINE": "1",
+        "DO_NOT_TRACK": "1",
+        "KBQA_API__REQUESTS_PER_MINUTE": "0",
+        "KBQA_API__TOKENS_PER_MINUTE": "0",
+        **(env or {}),
+    }
+
+
+def start_kbqa(
+    data: Path, *, port: int | None = None, env: dict[str, str] | None = None, timeout_s: float = 180.0
+) -> Server:
+    """Start ``kbqa serve`` (a subprocess in its own session, as an operator starts it) on ``port`` (a free one by
+    default) with its data in ``data`` and ``env`` added to the environment, and wait until ``/readyz`` answers.
+    Its log is appended to ``data.parent / "server.log"``. Starting again with the same ``data`` restarts the same
+    installation. Stopped (and RuntimeError) if it does not become ready."""
+    import sys
+
+    port = port or free_port()
+    data.parent.mkdir(parents=True, exist_ok=True)
+    full_env = kbqa_env(data, port, env)
+    log = data.parent / "server.log"
+    with log.open("ab") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "app.cli", "serve", "--port", str(port)],
+            cwd=REPO,
+            env=full_env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_ready(url, proc, log, timeout_s=timeout_s)
+    except BaseException:
+        stop_process(proc)
+        raise
+    return Server(url=url, env=full_env, proc=proc)
+
+
+@contextmanager
+def run_kbqa(data: Path, *, port: int | None = None, env: dict[str, str] | None = None) -> Iterator[Server]:
+    """:func:`start_kbqa`, stopped (SIGTERM, then SIGKILL) on exit."""
+    server = start_kbqa(data, port=port, env=env)
+    try:
+        yield server
+    finally:
+        server.stop()

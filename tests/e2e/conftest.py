@@ -6,9 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,76 +16,17 @@ from tests.servers import (
     AUTHORS_MAPPING,
     DEX_MOCK_CONNECTOR,
     DexServer,
+    Server,
     free_port,
     kbqa_dex_client,
     oidc_settings,
     require_dex_binary,
     run_dex,
+    run_kbqa,
     settings_env,
-    wait_ready,
 )
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-@dataclass
-class Server:
-    url: str
-    env: dict[str, str]
-
-    def create_key(self, *, tenant: str, role: str, name: str = "e2e") -> str:
-        out = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "app.cli",
-                "keys",
-                "create",
-                "--quiet",
-                "--tenant",
-                tenant,
-                "--role",
-                role,
-                "--name",
-                name,
-            ],
-            cwd=REPO,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=120,
-        )
-        return out.stdout.strip().splitlines()[-1]
-
-    def create_user(self, *, tenant: str, role: str, email: str, password: str) -> None:
-        """A web user, made the way an operator would: ``kbqa users create --password-stdin``."""
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "app.cli",
-                "users",
-                "create",
-                "--quiet",
-                "--password-stdin",
-                "--tenant",
-                tenant,
-                "--role",
-                role,
-                "--email",
-                email,
-                "--name",
-                email.split("@")[0],
-            ],
-            cwd=REPO,
-            env=self.env,
-            input=password + "\n",
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=120,
-        )
 
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -107,44 +46,6 @@ def chromium() -> str:
     if not all((HERE / "node_modules" / m / "package.json").exists() for m in ("playwright-core", "axe-core")):
         subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=HERE, check=True, timeout=300)
     return CHROMIUM
-
-
-@contextmanager
-def run_kbqa(data: Path, *, port: int | None = None, env: dict[str, str] | None = None) -> Iterator[Server]:
-    """``kbqa serve`` (a subprocess, as an operator starts it) on ``port`` (a free one by default) with its data in
-    ``data`` and ``env`` added to the environment; stopped on exit. Its log is ``data.parent / "server.log"``."""
-    port = port or free_port()
-    data.parent.mkdir(parents=True, exist_ok=True)
-    full_env = {
-        **os.environ,
-        "KBQA_DATA_DIR": str(data),
-        "KBQA_API__PORT": str(port),
-        "HF_HUB_OFFLINE": "1",
-        "DO_NOT_TRACK": "1",
-        "KBQA_API__REQUESTS_PER_MINUTE": "0",
-        "KBQA_API__TOKENS_PER_MINUTE": "0",
-        **(env or {}),
-    }
-    log = open(data.parent / "server.log", "w")  # noqa: SIM115
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "serve", "--port", str(port)],
-        cwd=REPO,
-        env=full_env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_ready(url, proc, data.parent / "server.log", timeout_s=180)
-        yield Server(url=url, env=full_env)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
 
 
 @pytest.fixture(scope="session")
