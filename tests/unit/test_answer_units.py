@@ -101,6 +101,9 @@ def test_three_outcomes_from_the_evidence() -> None:
     partial = answerability.assess("What is the battery capacity of the Hub?", chunks, unit)
     assert partial.outcome == "partial" and partial.missing == ("capacity",)
     assert answerability.assess("How much does the Hub cost?", chunks, unit).missing == ("price",)
+    # a price question that names a power adapter is still a price question
+    assert "price" in answerability.focus_terms("How much does the Power Adapter Kit cost on its own?")
+    assert answerability.focus_terms("How much power does the Hub use?") == ["power"]
     assert answerability.assess("anything", [], None).outcome == "not_found"
     assert "“capacity”" in answerability.missing_text(partial.missing)
 
