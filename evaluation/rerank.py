@@ -3,7 +3,8 @@
 Usage::
 
     python -m evaluation.rerank [--eval-dir ../shared/eval] [--sets scifact,hotpotqa100,squad2,squad1] \
-        [--latency-queries 20] [--latency-sets scifact,hotpotqa100] [--reuse-sets]
+        [--every scifact=3] [--latency-queries 20] \
+        [--latency-sets scifact,hotpotqa100] [--reuse-sets]
 
 Per set (the subsamples of :mod:`evaluation.lodo`) the real :class:`retrieval.hybrid.HybridRetriever` (default
 settings, no reranker) gives each query's fused top 100 with fused scores. The sentences of every chunk that reaches
@@ -103,8 +104,12 @@ def fused_runs(ds: BeirDataset, workdir: Path, embedder: Embedder, cache_dir: Pa
         retriever.close()
 
 
-def collect(name: str, eval_dir: Path, cache_dir: Path | None, embedder: Embedder) -> SetData:
+def collect(name: str, eval_dir: Path, cache_dir: Path | None, embedder: Embedder, every: int = 1) -> SetData:
     ds = load_set(eval_dir, name)
+    if every > 1:  # a further subsample on top of evaluation.lodo's (to bound the sentences to embed)
+        keep = list(ds.queries)[::every]
+        ds.queries = {q: ds.queries[q] for q in keep}
+        ds.qrels = {q: ds.qrels[q] for q in keep}
     t = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="kbqa-rerank-") as tmp:
         fused = fused_runs(ds, Path(tmp), embedder, cache_dir)
@@ -198,17 +203,22 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--latency-queries", type=int, default=20)
     ap.add_argument("--latency-sets", default="scifact,hotpotqa100",
                     help="sets whose latency is measured (empty: none)")
+    ap.add_argument("--every", default="", metavar="SET=N,...",
+                    help="keep every n-th query of these sets (on top of evaluation.lodo's subsample), e.g. scifact=3")
     ap.add_argument("--reuse-sets", action="store_true", help="reuse each set's collected runs and sentence scores")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     embedder = default_embedder()
+    every = {k: int(v) for k, _, v in (e.partition("=") for e in args.every.split(",") if e)}
     sets = []
     for name in (n for n in args.sets.split(",") if n):  # one set at a time, each kept for --reuse-sets
-        path = args.cache_dir / f"rerank-set-{cache_key(name, embedder.model_version, 'v1')}.pkl"
+        n_every = every.get(name, 1)
+        parts = (name, embedder.model_version) + ((str(n_every),) if n_every > 1 else ()) + ("v1",)
+        path = args.cache_dir / f"rerank-set-{cache_key(*parts)}.pkl"
         if args.reuse_sets and path.exists():
             sets.append(pickle.loads(path.read_bytes()))  # noqa: S301 - our own cache file
         else:
-            sets.append(collect(name, args.eval_dir, args.cache_dir, embedder))
+            sets.append(collect(name, args.eval_dir, args.cache_dir, embedder, n_every))
         if name in args.latency_sets.split(",") and args.latency_queries and not sets[-1].latency:
             measure_latency(sets[-1], embedder, args.latency_queries)
         path.parent.mkdir(parents=True, exist_ok=True)

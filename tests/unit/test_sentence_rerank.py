@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
+import numpy as np
 import pytest
 
 from core.errors import AppError, ErrorCode
@@ -135,3 +136,22 @@ def test_build_sentence_reranker_from_settings_needs_an_embedder() -> None:
     assert isinstance(r, SentenceReranker)
     assert (r.top, r.max_sentences, r.max_words, r.fused_weight) == (3, 5, 20, 0.5)
     assert r.name == "sentence:bag-of-words"
+
+
+def test_offline_sweep_matches_the_reranker_functions_and_prints_every_table() -> None:
+    from evaluation.beir import BeirDataset
+    from evaluation.rerank import SetData, Variant, report, rerank_run
+
+    ds = BeirDataset(name="toy", chunks=[_chunk(c, c) for c in "abc"], queries={"q": "query"},
+                     qrels={"q": {"c": 1}}, corpus_hash="x")
+    fused = {"q": [("a", 3.0), ("b", 2.0), ("c", 1.0)]}
+    sentences = {"a": ["a1", "a2"], "b": ["b1"], "c": ["c1", "c2"]}
+    sims = {"q": {"a": np.array([0.1, 0.2]), "b": np.array([0.3]), "c": np.array([0.5, 0.0])}}
+    data = SetData("toy", ds, fused, sentences, sims, {20: (10.0, 20.0, 15.0), 30: (11.0, 21.0, 16.0),
+                                                        50: (12.0, 22.0, 17.0)})
+    assert rerank_run(data, Variant(30, 1, 0.0, 8))["q"] == ["c", "b", "a"]  # best sentence: 0.5, 0.3, 0.2
+    assert rerank_run(data, Variant(30, 2, 0.0, 8))["q"] == ["b", "c", "a"]  # means: b 0.3 > c 0.25 > a 0.15
+    assert rerank_run(data, Variant(30, 1, 50.0, 8))["q"] == ["a", "b", "c"]  # fused order dominates
+    assert rerank_run(data, Variant(2, 1, 0.0, 8))["q"] == ["b", "a", "c"]  # only the first two re-scored
+    text = report([data])
+    assert "| fused (no rerank) | 0.5000 |" in text and "| toy | " in text and "10 / 20 (15)" in text
