@@ -144,12 +144,13 @@ class RetrievalSettings(BaseModel):
     #: Sentence reranker: a chunk's score is the mean cosine of its ``sentence_rerank_top`` best sentences with the
     #: query; at most ``sentence_rerank_max_sentences`` sentences per chunk are embedded (those sharing the most
     #: words with the query), each cut into pieces of ``sentence_rerank_max_words`` words.
-    sentence_rerank_top: int = Field(default=2, ge=1, le=16)
-    sentence_rerank_max_sentences: int = Field(default=8, ge=1, le=64)
+    sentence_rerank_top: int = Field(default=1, ge=1, le=16)
+    sentence_rerank_max_sentences: int = Field(default=4, ge=1, le=64)
     sentence_rerank_max_words: int = Field(default=48, ge=4, le=256)
     #: Sentence reranker: final score = z(sentence score) + this x z(fused score), both z-normalised over the
     #: re-scored chunks (0: sentence score only).
-    sentence_rerank_fused_weight: float = Field(default=1.0, ge=0)
+    #: The defaults are ``python -m evaluation.rerank``'s leave-one-dataset-out choice (``evaluation/RESULTS.md``).
+    sentence_rerank_fused_weight: float = Field(default=4.0, ge=0)
 
 
 class GenerationSettings(BaseModel):

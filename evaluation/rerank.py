@@ -68,9 +68,9 @@ class Variant:
 
 
 VARIANTS = [Variant(n, top, w, cap) for n, top, w, cap in itertools.product(
-    (10, 20, 30), (1, 2, 3), (0.0, 0.5, 1.0, 2.0), (4, 8))]
+    (10, 20, 30), (1, 2, 3), (0.0, 0.5, 1.0, 2.0, 4.0), (4, 8))]
 #: The shipped defaults of the sentence reranker (RetrievalSettings).
-SHIPPED = Variant(30, 2, 1.0, 8)
+SHIPPED = Variant(30, 1, 4.0, 4)
 
 
 @dataclass(slots=True)

@@ -95,8 +95,8 @@ class SentenceReranker:
     z(sentence score) + fused_weight x z(fused score) over the re-scored chunks."""
 
     def __init__(
-        self, embedder: Embedder, *, top: int = 2, max_sentences: int = 8, max_words: int = 48,
-        fused_weight: float = 1.0,
+        self, embedder: Embedder, *, top: int = 1, max_sentences: int = 4, max_words: int = 48,
+        fused_weight: float = 4.0,
     ) -> None:
         self.name = f"sentence:{embedder.model_name}"
         self._embedder = embedder
