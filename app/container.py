@@ -132,7 +132,7 @@ def build_container(settings: Settings) -> Container:
         embedder=embedder,
         store=store,
         settings=settings.retrieval,
-        reranker=build_reranker(settings.retrieval),
+        reranker=build_reranker(settings.retrieval, embedder),
     )
     versions = {
         "chunker": CHUNKER_VERSION,

@@ -133,10 +133,24 @@ class RetrievalSettings(BaseModel):
     multi_hop: bool = False
     hop_seeds: int = Field(default=2, ge=1, le=10)
     timeout_s: float = Field(default=2.0, gt=0)
-    #: ``none`` (fused order), ``cross-encoder`` (sentence-transformers) or ``flag`` (FlagReranker); the last two
-    #: need ``reranker_model_path``.
-    reranker: Literal["none", "cross-encoder", "flag"] = "none"
+    #: ``none`` (fused order), ``sentence`` (no extra weights: each of the top ``rerank_candidates`` chunks is scored
+    #: by its best-matching sentences under the configured embedder, blended with the fused score; see
+    #: ``retrieval.rerank.SentenceReranker``), ``cross-encoder`` (sentence-transformers) or ``flag`` (FlagReranker);
+    #: the last two need ``reranker_model_path``.
+    reranker: Literal["none", "sentence", "cross-encoder", "flag"] = "none"
     reranker_model_path: str = ""
+    #: How many of the top fused chunks a reranker re-scores (the rest keep their fused order below them).
+    rerank_candidates: int = Field(default=30, ge=1, le=200)
+    #: Sentence reranker: a chunk's score is the mean cosine of its ``sentence_rerank_top`` best sentences with the
+    #: query; at most ``sentence_rerank_max_sentences`` sentences per chunk are embedded (those sharing the most
+    #: words with the query), each cut into pieces of ``sentence_rerank_max_words`` words.
+    sentence_rerank_top: int = Field(default=1, ge=1, le=16)
+    sentence_rerank_max_sentences: int = Field(default=4, ge=1, le=64)
+    sentence_rerank_max_words: int = Field(default=48, ge=4, le=256)
+    #: Sentence reranker: final score = z(sentence score) + this x z(fused score), both z-normalised over the
+    #: re-scored chunks (0: sentence score only).
+    #: The defaults are ``python -m evaluation.rerank``'s leave-one-dataset-out choice (``evaluation/RESULTS.md``).
+    sentence_rerank_fused_weight: float = Field(default=4.0, ge=0)
 
 
 class GenerationSettings(BaseModel):

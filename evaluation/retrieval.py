@@ -6,7 +6,8 @@ Usage::
         [--entities ingestion.entities:EntityExtractor] \
         [--weaviate-url http://127.0.0.1:8080 --weaviate-grpc-port 50051]
 
-Configurations: ``bm25``, ``dense``, ``graph``, ``hybrid`` (bm25 + dense), ``hybrid+graph``, ``hybrid+graph+rerank``.
+Configurations: ``bm25``, ``dense``, ``graph``, ``hybrid`` (bm25 + dense), ``hybrid+rerank``, ``hybrid+graph``,
+``hybrid+graph+rerank`` (``--reranker sentence`` needs no model folder; ``--stride n`` keeps every n-th query).
 Each runs the real :class:`retrieval.hybrid.HybridRetriever` with null indexes for the stages it leaves out, over temp
 embedded indexes built from the corpus (with ``--weaviate-url``, the keyword index is a temp collection on that
 Weaviate server instead, dropped afterwards; rows are then labelled ``<config>@weaviate``). Corpus embeddings and
@@ -50,7 +51,7 @@ from retrieval.rerank import build_reranker
 
 log = logging.getLogger(__name__)
 
-CONFIGS: tuple[str, ...] = ("bm25", "dense", "graph", "hybrid", "hybrid+graph", "hybrid+graph+rerank")
+CONFIGS: tuple[str, ...] = ("bm25", "dense", "graph", "hybrid", "hybrid+rerank", "hybrid+graph", "hybrid+graph+rerank")
 MEASURES = [("ndcg", 10), ("recall", 10), ("recall", 100), ("mrr", 10)]
 #: Entities of one text: normalised entity names (the graph index's input).
 EntityExtractor = Callable[[Sequence[str]], list[list[str]]]
@@ -225,6 +226,7 @@ def run_retrieval_eval(
     reranker: Reranker | None = None,
     cache_dir: Path | None = None,
     max_queries: int | None = None,
+    stride: int = 1,
     weaviate: tuple[str, int] | None = None,
 ) -> EvalTable:
     """Evaluate each configuration on the BEIR dataset in ``dataset_dir`` and return the table.
@@ -241,6 +243,10 @@ def run_retrieval_eval(
     settings = base.model_copy(update={"candidates": max(base.candidates, 100), "timeout_s": max(base.timeout_s, 30.0)})
     embedder = embedder or default_embedder()
     ds = load_beir(dataset_dir, max_queries=max_queries)
+    if stride > 1:  # the subsample evaluation.lodo uses for the SQuAD sets
+        keep = list(ds.queries)[::stride]
+        ds.queries = {q: ds.queries[q] for q in keep}
+        ds.qrels = {q: ds.qrels[q] for q in keep}
     multi_hop = all(len(r) >= 2 for r in ds.qrels.values())
     needs_graph = any("graph" in c.split("+") for c in configs)
     needs_vectors = any(set(c.split("+")) & {"dense", "hybrid"} for c in configs)
@@ -274,12 +280,15 @@ def main(argv: Sequence[str] | None = None, *, extract_entities: EntityExtractor
     ap.add_argument("--configs", default=",".join(CONFIGS))
     ap.add_argument("--cache-dir", type=Path, default=default_cache_dir())
     ap.add_argument("--max-queries", type=int, default=None)
+    ap.add_argument("--stride", type=int, default=1,
+                    help="keep every n-th query (evaluation.lodo uses 10 for SQuAD v2 dev-half, 20 for SQuAD v1.1)")
     ap.add_argument("--weights", default=None, help="keyword,vector,graph fusion weights, e.g. 1,1,0.5")
     ap.add_argument("--rrf-k", type=int, default=None)
     ap.add_argument("--fusion", default=None, help="fusion method (retrieval.fusion.FUSION_METHODS)")
     ap.add_argument("--multi-hop", action="store_true", help="turn the second hop on (RetrievalSettings.multi_hop)")
-    ap.add_argument("--reranker", choices=["cross-encoder", "flag"], default=None,
-                    help="reranker for '+rerank' configurations (needs --reranker-path)")
+    ap.add_argument("--reranker", choices=["sentence", "cross-encoder", "flag"], default=None,
+                    help="reranker for '+rerank' configurations (cross-encoder and flag need --reranker-path)")
+    ap.add_argument("--rerank-candidates", type=int, default=None, help="chunks the reranker re-scores (default 30)")
     ap.add_argument("--reranker-path", default="", help="local folder of a reranker model")
     ap.add_argument("--entities", default=None, metavar="MODULE:CALLABLE",
                     help="entity extractor factory for graph configurations, e.g. ingestion.entities:EntityExtractor "
@@ -304,10 +313,14 @@ def main(argv: Sequence[str] | None = None, *, extract_entities: EntityExtractor
         extract_entities = getattr(importlib.import_module(module), attr)()
     if args.reranker:
         update.update(reranker=args.reranker, reranker_model_path=args.reranker_path)
+    if args.rerank_candidates:
+        update["rerank_candidates"] = args.rerank_candidates
     settings = RetrievalSettings().model_copy(update=update)
+    embedder = default_embedder()
     table = run_retrieval_eval(args.dataset, [c for c in args.configs.split(",") if c], settings=settings,
-                               extract_entities=extract_entities, reranker=build_reranker(settings),
-                               cache_dir=args.cache_dir, max_queries=args.max_queries,
+                               embedder=embedder, extract_entities=extract_entities,
+                               reranker=build_reranker(settings, embedder),
+                               cache_dir=args.cache_dir, max_queries=args.max_queries, stride=args.stride,
                                weaviate=(args.weaviate_url, args.weaviate_grpc_port) if args.weaviate_url else None)
     print(table.format())
 

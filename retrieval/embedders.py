@@ -146,7 +146,8 @@ class SentenceTransformerEmbedder:
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         return _normalise(
-            self._model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True),
+            self._model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
+                               show_progress_bar=False),
             self.dim,
         )
 
@@ -156,6 +157,13 @@ class SentenceTransformerEmbedder:
     def embed_query(self, text: str) -> np.ndarray:
         with self._lock.hold(urgent=True):
             return self._encode([text])[0]
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Query-time texts (e.g. a reranker's sentences) in one urgent lock hold, batched, as documents are."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._lock.hold(urgent=True):
+            return self._encode(list(texts))
 
     def count_tokens(self, text: str) -> int:
         with self._lock.hold(urgent=True):  # short; the chunker and prompt assembly both wait on it
@@ -214,6 +222,13 @@ class FlagEmbedder:
         with self._lock.hold(urgent=True):
             out = self._model.encode_queries([text], batch_size=1)
         return _normalise(out, self.dim)[0]
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Query-time passages (e.g. a reranker's sentences) in one urgent lock hold, encoded as documents."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._lock.hold(urgent=True):
+            return _normalise(self._model.encode_corpus(list(texts), batch_size=self.batch_size), self.dim)
 
     def count_tokens(self, text: str) -> int:
         with self._lock.hold(urgent=True):

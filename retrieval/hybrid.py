@@ -55,6 +55,21 @@ def passage_text(chunk: ChunkRecord) -> str:
     return f"{chunk.title}\n{chunk.text}" if chunk.title else chunk.text
 
 
+def _z(values: list[float]) -> list[float]:
+    n = len(values)
+    mean = sum(values) / n
+    std = (sum((v - mean) ** 2 for v in values) / n) ** 0.5
+    return [(v - mean) / std if std > 1e-12 else 0.0 for v in values]
+
+
+def blend(rerank: list[float], fused: list[float], fused_weight: float) -> list[float]:
+    """A reranked chunk's final score: the reranker's own score when ``fused_weight`` is 0, else
+    z(rerank) + fused_weight x z(fused), both z-normalised over the re-scored chunks."""
+    if fused_weight <= 0 or not rerank:
+        return list(rerank)
+    return [r + fused_weight * f for r, f in zip(_z(rerank), _z(fused), strict=True)]
+
+
 @dataclass(slots=True)
 class _Stage:
     name: str
@@ -77,7 +92,7 @@ class HybridRetriever:
         reranker: Reranker | None = None,
         *,
         timeouts_s: Mapping[str, float] | None = None,
-        rerank_candidates: int = 30,
+        rerank_candidates: int | None = None,
         max_workers: int = 8,
         max_abandoned: int = 2,
     ) -> None:
@@ -85,7 +100,7 @@ class HybridRetriever:
         self._settings = settings
         self._store = store
         self._reranker = reranker
-        self._rerank_candidates = rerank_candidates
+        self._rerank_candidates = rerank_candidates or settings.rerank_candidates
         self._rerank_timeout_s = timeouts.get("rerank", settings.timeout_s)
         self._weights = {
             "keyword": settings.weight_keyword,
@@ -279,9 +294,10 @@ class HybridRetriever:
         except Exception:  # noqa: BLE001 - a reranker failure keeps the fused order
             log.exception("reranker failed; keeping fused order")
             return None
-        for c, s in zip(head, scores, strict=True):
+        final = blend(scores, [c.score for c in head], float(getattr(self._reranker, "fused_weight", 0.0)))
+        for c, s, f in zip(head, scores, final, strict=True):
             c.scores["rerank"] = s
-            c.score = s
+            c.score = f
         head.sort(key=lambda c: (-c.score, c.ranks["fused"]))
         for rank, c in enumerate(head, start=1):
             c.ranks["rerank"] = rank

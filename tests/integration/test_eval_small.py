@@ -47,7 +47,7 @@ def test_eval_runs_end_to_end_and_caches_embeddings(tmp_path: Path) -> None:
     data = write_dataset(tmp_path / "tiny")
     cache = tmp_path / "cache"
     extractor = EntityExtractor()
-    configs = ["bm25", "dense", "graph", "hybrid", "hybrid+graph", "hybrid+graph+rerank"]
+    configs = ["bm25", "dense", "graph", "hybrid", "hybrid+rerank", "hybrid+graph", "hybrid+graph+rerank"]
     table = run_retrieval_eval(data, configs, cache_dir=cache, extract_entities=extractor)
     rows = {r.config: r for r in table.rows}
     assert list(rows) == configs
@@ -60,6 +60,7 @@ def test_eval_runs_end_to_end_and_caches_embeddings(tmp_path: Path) -> None:
     assert 0.0 <= rows["graph"].metrics["ndcg@10"] <= 1.0
     assert rows["hybrid"].latency_ms["total"][1] >= rows["hybrid"].latency_ms["total"][0] > 0
     assert "skipped" in rows["hybrid+graph+rerank"].note  # no reranker configured here
+    assert "skipped" in rows["hybrid+rerank"].note
     assert rows["hybrid"].degraded == 0
     text = table.format()
     for c in CONFIGS:
@@ -70,6 +71,21 @@ def test_eval_runs_end_to_end_and_caches_embeddings(tmp_path: Path) -> None:
     again = run_retrieval_eval(data, ["dense"], cache_dir=cache)
     assert again.rows[0].metrics == rows["dense"].metrics
     assert cached[0].stat().st_mtime_ns == mtime  # reused, not recomputed
+
+
+def test_eval_sentence_rerank_row_and_query_stride(tmp_path: Path) -> None:
+    from evaluation.backends import default_embedder
+    from retrieval.rerank import SentenceReranker
+
+    data = write_dataset(tmp_path / "tiny")
+    embedder = default_embedder()
+    table = run_retrieval_eval(data, ["hybrid", "hybrid+rerank"], embedder=embedder, cache_dir=None,
+                               reranker=SentenceReranker(embedder), stride=2)
+    assert table.n_queries == 2  # q1, q3
+    rows = {r.config: r for r in table.rows}
+    assert rows["hybrid+rerank"].metrics["recall@10"] == rows["hybrid"].metrics["recall@10"] == 1.0
+    assert rows["hybrid+rerank"].metrics["ndcg@10"] >= 0.8
+    assert "rerank" in rows["hybrid+rerank"].latency_ms and "rerank" not in rows["hybrid"].latency_ms
 
 
 def test_eval_bm25_on_weaviate_matches_tantivy_and_drops_its_collection(tmp_path: Path, weaviate_server) -> None:  # noqa: ANN001
