@@ -345,19 +345,89 @@ def users_list(tenant: Annotated[str | None, typer.Option(help="tenant id")] = N
     console.print(table)
 
 
+def _candidate_settings(settings: Settings, data_dir: Path | None, overrides: list[str]) -> Settings:
+    """``settings`` with another data dir and ``section.key=value`` overrides (values read as JSON when they
+    parse, else as text): the candidate of a side-by-side regression run."""
+    import json
+
+    data = settings.model_dump()
+    if data_dir is not None:
+        data["data_dir"] = data_dir
+    for item in overrides:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            err.print(f"[red]--candidate-set wants section.key=value, got {item!r}[/red]")
+            raise typer.Exit(2)
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            value = raw
+        *path, last = key.strip().split(".")
+        node = data
+        for part in path:
+            node = node.setdefault(part, {})
+        node[last] = value
+    try:
+        return Settings.model_validate(data)
+    except Exception as exc:  # noqa: BLE001 - show the validation message, not a traceback
+        err.print(f"[red]invalid candidate settings:[/red] {exc}")
+        raise typer.Exit(2) from exc
+
+
+def _eval_side_by_side(settings: Settings, candidate: Settings, tenant: str, top_k: int) -> None:
+    from app.main import build_container
+    from app.services.review import compare_regression
+    from core.types import SearchFilter
+
+    live = build_container(settings)
+    staged = build_container(candidate)
+    live.warm_up()
+    try:
+        out = asyncio.run(compare_regression(
+            db=live.db, live=live.answers, candidate=staged.answers, flt=SearchFilter(tenant_id=tenant), top_k=top_k,
+        ))
+    finally:
+        staged.close()
+        live.close()
+    table = Table("change", "question", "live", "candidate")
+    for r in out["results"]:
+        table.add_row(r["change"] if r["change"] != "broke" else "[red]broke[/red]", r["question"][:70],
+                      "pass" if r["live"]["passed"] else "FAIL", "pass" if r["candidate"]["passed"] else "FAIL")
+    console.print(table)
+    changes = ", ".join(f"{k} {v}" for k, v in out["changes"].items() if v)
+    console.print(f"live {out['live_passed']}/{out['total']} passed, candidate {out['candidate_passed']}/"
+                  f"{out['total']} passed ({changes or 'no items'})")
+    if out["changes"]["broke"]:
+        raise typer.Exit(1)
+
+
 @eval_cli.command("answers")
 def eval_answers(
     tenant: Annotated[str | None, typer.Option(help="tenant id")] = None,
     top_k: Annotated[int | None, typer.Option(help="passages to use (default: the retrieval setting)")] = None,
+    candidate_data_dir: Annotated[Path | None, typer.Option(
+        help="side by side: also replay against this staging copy of the data dir (its indexes and database)",
+    )] = None,
+    candidate_set: Annotated[list[str] | None, typer.Option(
+        help="side by side: a candidate setting, section.key=value (repeatable), e.g. retrieval.top_k=8",
+    )] = None,
 ) -> None:
     """Replay the tenant's regression set (reviewed items of the review queue) through the answer pipeline: pass or
     fail per item (expected section cited, facts present), with the change against the previous run. The run is
-    stored; exits 1 when an item fails."""
+    stored; exits 1 when an item fails.
+
+    With ``--candidate-data-dir`` or ``--candidate-set`` the set is replayed through the live pipeline and the
+    candidate side by side instead (nothing stored): a reindex into a staging copy, or a settings change, is checked
+    before it goes live; exits 1 when the candidate breaks an item that passes live."""
     from app.main import build_container
     from app.services.review import run_regression
     from core.types import SearchFilter
 
     settings = _settings()
+    if candidate_data_dir is not None or candidate_set:
+        candidate = _candidate_settings(settings, candidate_data_dir, candidate_set or [])
+        _eval_side_by_side(settings, candidate, tenant or settings.default_tenant, top_k or settings.retrieval.top_k)
+        return
     container = build_container(settings)
     container.warm_up()
     try:

@@ -434,6 +434,37 @@ async def run_regression(
     return await anyio.to_thread.run_sync(store)
 
 
+async def compare_regression(
+    *, db: Database, live: Any, candidate: Any, flt: SearchFilter, top_k: int
+) -> dict[str, Any]:
+    """The tenant's regression set replayed through the ``live`` pipeline and a ``candidate`` one side by side (a
+    staging copy of the indexes, or changed settings), before the candidate goes live. Nothing is stored. Per item:
+    both judgements and the change from live to candidate (``same`` / ``fixed`` / ``broke``)."""
+    import anyio.to_thread
+
+    def load() -> list[ReviewItem]:
+        with db.session() as s:
+            items = regression_set(session=s, tenant_id=flt.tenant_id)
+            s.expunge_all()
+            return items
+
+    items = await anyio.to_thread.run_sync(load)
+    rows: list[dict[str, Any]] = []
+    for item in items:
+        now = judge(item, await replay_answer(live, item.question, flt=flt, top_k=top_k))
+        then = judge(item, await replay_answer(candidate, item.question, flt=flt, top_k=top_k))
+        rows.append({"item_id": item.id, "question": item.question, "live": now, "candidate": then,
+                     "change": _change(now["passed"], then["passed"])})
+    changes = Counter(r["change"] for r in rows)
+    return {
+        "total": len(rows),
+        "live_passed": sum(1 for r in rows if r["live"]["passed"]),
+        "candidate_passed": sum(1 for r in rows if r["candidate"]["passed"]),
+        "changes": {k: changes.get(k, 0) for k in ("same", "fixed", "broke")},
+        "results": rows,
+    }
+
+
 def run_view(run: RegressionRun, *, with_results: bool = True) -> dict[str, Any]:
     changes = Counter(r.get("change", "new") for r in run.results)
     return {

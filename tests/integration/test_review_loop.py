@@ -6,6 +6,7 @@ queue; an editor searches a section, marks it and writes facts; an admin replays
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import uuid
@@ -17,6 +18,7 @@ from fastapi.testclient import TestClient
 
 from app.cli import migrate_database
 from core.db import repositories as repo
+from core.settings import Settings
 from core.types import Role
 from tests.conftest import PG_ADMIN_URL, _pg_reachable, service_missing
 from tests.sse import parse_sse
@@ -200,6 +202,27 @@ def test_the_review_loop(loop):
     assert "2/2 passed" in cli.stdout and "fixed 1" in cli.stdout
     runs = client.get("/api/v1/review/runs", headers=h["editor"]).json()["runs"]
     assert runs[0]["actor_name"] == "cli" and runs[0]["changes"]["fixed"] == 1
+
+    # 5b. side by side, before a change goes live (SQLite: a staging copy is a copy of the data dir): a faithful
+    # copy changes nothing; an empty staging copy (a reindex that lost the documents) breaks the offline item, exit
+    # 1 (the "document missing" item still passes: nothing is claimed)
+    if "KBQA_DATABASE__URL" not in env:
+        live_dir = Path(env["KBQA_DATA_DIR"])
+        copy_dir, empty_dir = live_dir.parent / "staging-copy", live_dir.parent / "staging-empty"
+        shutil.copytree(live_dir, copy_dir)
+        migrate_database(Settings(_env_file=None, data_dir=empty_dir))
+        for staging, rc, summary in [(copy_dir, 0, "candidate 2/2 passed (same 2)"),
+                                     (empty_dir, 1, "candidate 1/2 passed (same 1, broke 1)")]:
+            side = subprocess.run(
+                [sys.executable, "-m", "app.cli", "eval", "answers", "--tenant", "default",
+                 "--candidate-data-dir", str(staging)],
+                capture_output=True, text=True, timeout=300, cwd=REPO,
+                env={**env, "COLUMNS": "200", "KBQA_RETRIEVAL__TIMEOUT_S": "30"},
+            )
+            assert side.returncode == rc, side.stdout + side.stderr
+            assert f"live 2/2 passed, {summary}" in side.stdout, side.stdout
+        # side-by-side runs are not stored as runs
+        assert client.get("/api/v1/review/runs", headers=h["editor"]).json()["runs"][0]["id"] == runs[0]["id"]
 
     # 6. knowledge gaps: editors; topics with counts, trend, examples, nearest documents; CSV export
     assert client.get("/api/v1/review/gaps", headers=h["agent"]).status_code == 403
