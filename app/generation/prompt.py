@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from html import escape
-from typing import Any
+from html import escape, unescape
+from typing import Any, NamedTuple
 
 from app.generation.text import split_sentences
 from core.types import RankedChunk
@@ -59,7 +59,8 @@ def strip_markers(text: str) -> str:
 
 #: the ``part`` attribute of a passage (see the module docstring)
 PARTS = ("answer", "alternative")
-_PART = re.compile(r'<passage id="(\d+)"[^>]*? part="(answer|alternative)"')
+_OPEN_TAG = re.compile(r"<passage ([^>\n]*)>")
+_ATTR = re.compile(r'(\w+)="([^"]*)"')
 
 
 def render_passage(n: int, rc: RankedChunk, text: str, part: str | None = None) -> str:
@@ -206,7 +207,24 @@ def parse_prompt(messages: Sequence[dict[str, str]]) -> tuple[str, list[tuple[in
     return (q.group(1) if q else user), passages
 
 
-def passage_parts(messages: Sequence[dict[str, str]]) -> dict[int, str]:
-    """Passage number -> ``part`` attribute (``answer`` / ``alternative``) in the last user message."""
+class PassageTag(NamedTuple):
+    """The attributes :func:`render_passage` writes on a passage's opening tag (unescaped)."""
+
+    title: str
+    section: str
+    part: str | None
+
+
+def passage_tags(messages: Sequence[dict[str, str]]) -> dict[int, PassageTag]:
+    """Passage number -> its tag's attributes, in the last user message: the one parser of what
+    :func:`render_passage` writes."""
     user = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
-    return {int(m.group(1)): m.group(2) for m in _PART.finditer(user)}
+    tags: dict[int, PassageTag] = {}
+    for m in _OPEN_TAG.finditer(user):
+        attrs = {k: unescape(v) for k, v in _ATTR.findall(m.group(1))}
+        if not attrs.get("id", "").isdigit():
+            continue
+        part = attrs.get("part")
+        title, section = attrs.get("title", ""), attrs.get("section", "")
+        tags[int(attrs["id"])] = PassageTag(title, section, part if part in PARTS else None)
+    return tags

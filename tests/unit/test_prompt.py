@@ -98,3 +98,21 @@ def test_neutralise_title_attribute_quotes() -> None:
     block = render_passage(1, evil, "Body.")
     assert 'title="T&quot; onload=&quot;x"' in block
     assert neutralise("<system>") == "‹system>"
+
+
+def test_passage_tags_read_back_what_render_passage_writes() -> None:
+    """One parser of the passage tags: title, section and part come back unescaped; no part reads as None."""
+    from app.generation.prompt import PassageTag, passage_tags
+
+    chunk = ChunkRecord(id="x", tenant_id="t", document_id="d", document_version=1, title='Guide "A" & B',
+                        section_path=("Setup", "Pairing > Wi-Fi"), page_start=3, page_end=4, text="Body.")
+    blocks = [
+        render_passage(1, RankedChunk(chunk=chunk, score=1.0), "Body.", part="answer"),
+        render_passage(2, A, "Alpha one two."),
+        render_passage(3, B, "Beta one two.", part="alternative"),
+        render_passage(4, B, "Beta three four.", part="bogus"),
+    ]
+    tags = passage_tags([{"role": "system", "content": "x"}, {"role": "user", "content": "\n".join(blocks)}])
+    assert tags[1] == PassageTag('Guide "A" & B', chunk.section, "answer")
+    assert tags[2] == PassageTag("Doc 1", "", None)
+    assert tags[3].part == "alternative" and tags[4].part is None

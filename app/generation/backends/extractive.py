@@ -14,7 +14,6 @@ embeddings. Always available, so it is also the fallback when the LLM is down.
 from __future__ import annotations
 
 import asyncio
-import html
 import math
 import re
 from collections import Counter
@@ -24,7 +23,7 @@ import numpy as np
 
 from app.generation.answerability import constraint_terms
 from app.generation.compose import Passage, also_from, cite, compose
-from app.generation.prompt import REFUSAL_TEXT, parse_prompt, passage_parts
+from app.generation.prompt import REFUSAL_TEXT, parse_prompt, passage_tags
 from app.generation.text import (
     answer_units_in_context,
     content_terms,
@@ -36,7 +35,6 @@ from app.generation.units import unit_label
 from retrieval.protocols import Embedder
 
 _PIECE = re.compile(r"\S+\s*")
-_ATTRS = re.compile(r'<passage id="(\d+)" title="([^"]*)"(?: section="([^"]*)")?')
 
 
 class ExtractiveBackend:
@@ -191,7 +189,10 @@ class ExtractiveBackend:
         self, messages: list[dict[str, str]], *, max_tokens: int, stop: list[str] | None, temperature: float
     ) -> AsyncGenerator[str, None]:
         question, passages = parse_prompt(messages)
-        text = await asyncio.to_thread(self.answer, question, passages, _attrs(messages), passage_parts(messages))
+        tags = passage_tags(messages)
+        attrs = {n: (t.title, t.section) for n, t in tags.items()}
+        parts = {n: t.part for n, t in tags.items() if t.part}
+        text = await asyncio.to_thread(self.answer, question, passages, attrs, parts)
         if stop:
             cut = min((i for i in (text.find(s) for s in stop) if i >= 0), default=-1)
             text = text[:cut] if cut >= 0 else text
@@ -207,15 +208,6 @@ class ExtractiveBackend:
 def _pairs(terms: Sequence[str]) -> set[tuple[str, str]]:
     """Adjacent content-term pairs ("solid amber", "amber light")."""
     return set(zip(terms, terms[1:], strict=False))
-
-
-def _attrs(messages: list[dict[str, str]]) -> dict[int, tuple[str, str]]:
-    """Passage number -> (title, section) from the passage tags of the last user message."""
-    user = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
-    return {
-        int(m.group(1)): (html.unescape(m.group(2)), html.unescape(m.group(3) or "")) for m in _ATTRS.finditer(user)
-    }
-
 
 
 def dedupe_overlaps(texts: Sequence[str], sections: Sequence[str]) -> list[str]:
