@@ -1,7 +1,7 @@
 """Answer quality through the real product path (ingestion -> hybrid retrieval -> answer pipeline), per evaluation set.
 
     python benchmarks/answer_quality.py [--sets demo,doc2dial,squad2] [--backend extractive[,local,vllm]]
-        [--limit N] [--server-url URL] [--data-dir DIR] [--show]
+        [--limit N] [--ids s003,s014] [--server-url URL] [--data-dir DIR] [--show]
 
 - ``demo``: ``demo/support_questions.jsonl`` on ``demo/kb`` (support-style questions written for the demo KB):
   expected section cited, must-contain facts present, unanswerable -> not found / partial, follow-ups (two turns).
@@ -183,9 +183,10 @@ def section_cited(want: set[tuple[str, str]], r: Asked) -> bool:
 
 
 # --- demo support set -------------------------------------------------------------------------------------------------
-async def run_demo(kb: KB, show: bool, limit: int | None = None) -> dict[str, Any]:
+async def run_demo(kb: KB, show: bool, limit: int | None = None, ids: set[str] | None = None) -> dict[str, Any]:
     path = ROOT / "demo" / "support_questions.jsonl"
-    items = spread([json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()], limit)
+    items = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+    items = spread([it for it in items if not ids or it["id"] in ids], limit)
     if not kb.filenames:
         files = sorted(p for p in (ROOT / "demo" / "kb").iterdir()
                        if p.is_file() and p.suffix in {".md", ".html", ".docx", ".pdf"})
@@ -352,6 +353,7 @@ async def main() -> None:
     ap.add_argument("--backend", default="extractive",
                     help="comma list of extractive | local | vllm (settings as configured)")
     ap.add_argument("--limit", type=int, default=None, help="demo / doc2dial: an even spread of this many questions")
+    ap.add_argument("--ids", default="", help="demo: only these question ids (comma list, e.g. s003,s014)")
     ap.add_argument("--server-url", default=None,
                     help="vllm: the OpenAI-compatible server (default KBQA_TEST_VLLM_URL)")
     ap.add_argument("--data-dir", type=Path, default=None, help="keep ingested indexes here between runs")
@@ -372,7 +374,7 @@ async def main() -> None:
             kb = MemoryKB(base / name, backend) if name == "squad2" else KB(base / name, backend)
             kb.filenames = kb.filenames or _load_names(base / name)
             if name == "demo":
-                res = await run_demo(kb, args.show, args.limit)
+                res = await run_demo(kb, args.show, args.limit, set(filter(None, args.ids.split(","))))
             elif name == "doc2dial":
                 res = await run_doc2dial(kb, args.show, limit=args.limit)
             elif name == "squad2":

@@ -176,18 +176,29 @@ def subsections(unit: Sequence[Passage]) -> list[tuple[str, list[Piece]]]:
     return [(h, pieces) for h, pieces in subs if pieces]
 
 
-def best_subsection(question: str, subs: list[tuple[str, list[Piece]]]) -> tuple[str, list[Piece]]:
-    """The subsection whose heading and text share most of the question's content terms (heading counted twice);
-    the first on ties."""
+def best_subsection(
+    question: str, subs: list[tuple[str, list[Piece]]], scorer: Scorer | None = None, summary_words: int = 40,
+) -> tuple[str, list[Piece]]:
+    """The subsection whose heading and text share most of the question's content terms (heading counted twice),
+    plus, with ``scorer``, the score of its heading and first ``summary_words`` words ("My husband passed away" finds
+    *When the Owner is no longer available* by meaning, not by shared words); the first on ties."""
     if len(subs) == 1:
         return subs[0]
     q_terms = set(content_terms(question))
 
-    def score(sub: tuple[str, list[Piece]]) -> float:
+    def lexical(sub: tuple[str, list[Piece]]) -> float:
         text = " ".join(" ".join([b.intro, *b.lines]) for _, b in sub[1])
         return 2 * _term_score(q_terms, sub[0]) + _term_score(q_terms, text)
 
-    return max(subs, key=score)
+    totals = [lexical(sub) for sub in subs]
+    if scorer is not None:
+        # one text per subsection (its heading and opening words), so that every one is read by meaning
+        texts = []
+        for heading, pieces in subs:
+            words = " ".join(s for _, s, _ in _candidates(pieces)).split()[:summary_words]
+            texts.append(f"{heading}: {' '.join(words)}" if heading else " ".join(words))
+        totals = [t + v for t, v in zip(totals, scorer(texts), strict=True)]
+    return subs[max(range(len(subs)), key=lambda i: totals[i])]
 
 
 def _steps(question: str, pieces: Sequence[Piece]) -> list[str] | None:
@@ -252,7 +263,7 @@ def compose(
     subs = subsections(unit)
     if not subs:
         return None
-    heading, pieces = best_subsection(question, subs)
+    heading, pieces = best_subsection(question, subs, scorer)
     score = scorer or (lambda texts: [_term_score(set(content_terms(question)), t) for t in texts])
     want = want or intent(question)
     head = f"From *{label} › {heading}*:" if heading else f"From *{label}*:"
