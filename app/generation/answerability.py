@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.generation.compose import intent
-from app.generation.text import STOPWORDS, content_terms, overlap
+from app.generation.text import STOPWORDS, content_terms, overlap, stem
+from app.generation.text import words as word_list
 from core.types import RankedChunk
 
 # Output of `python -m evaluation.calibrate` (seed 13; 24 of 48 SQuAD dev articles indexed = 1,065 paragraphs;
@@ -169,7 +170,10 @@ def missing_name_tails(question: str, chunks: Sequence[RankedChunk]) -> list[str
     return missing
 
 
-def decide(question: str, chunks: Sequence[RankedChunk]) -> Decision:
+def decide(question: str, chunks: Sequence[RankedChunk], asked: str | None = None) -> Decision:
+    """The score model's decision on the retrieval evidence of ``question`` (the searched query), vetoed when a
+    multi-word name of ``asked`` (the user's own words; default ``question``) is missing from the evidence."""
+    asked = asked or question
     if not chunks:
         return Decision(False, 0.0, {}, "empty")
     f = features(question, chunks)
@@ -182,7 +186,7 @@ def decide(question: str, chunks: Sequence[RankedChunk]) -> Decision:
         p = _sigmoid(b + wc * f["coverage"])
         decision = Decision(p >= LEXICAL_THRESHOLD, p, f, "lexical")
     if decision.answerable:
-        missing = missing_name_words(question, chunks) or missing_name_tails(question, chunks)
+        missing = missing_name_words(asked, chunks) or missing_name_tails(asked, chunks)
         if missing:
             return Decision(False, p, {**f, "missing_name_words": float(len(missing))}, decision.model + "+names")
     return decision
@@ -247,7 +251,8 @@ _GENERIC_FOCUS = frozenset("way thing things kind type number amount name part o
 _PRICE_QUESTION = re.compile(r"\bhow\s+much\s+(?:does|do|is|are|will|would|did)\b(?!.*\b(?:weight|data|storage|space|"
                              r"power|time|memory)\b)|\b(?:price|cost)\s+of\b|\bhow\s+much\b.*\b(?:cost|costs|price|"
                              r"charge|pay)\b", re.IGNORECASE)
-_MONEY = re.compile(r"[$€£]\s?\d|\b\d+(?:[.,]\d+)?\s?(?:dollars?|euros?|pounds?|usd|eur|gbp|cents?)\b|\bfree\b|"
+_MONEY = re.compile(r"[$€£]\s?\d|\b\d+(?:[.,]\d+)?\s?(?:(?:us|u\.s\.|canadian|australian)\s)?(?:dollars?|euros?|pounds?|"
+                    r"usd|eur|gbp|cents?)\b|\bfree\b|"
                     r"\bno\s+(?:extra\s+)?(?:cost|charge|fee)\b", re.IGNORECASE)
 
 
@@ -259,8 +264,12 @@ def focus_terms(question: str) -> list[str]:
         found.append("price")
     for pattern in _FOCUS:
         for m in pattern.finditer(question):
-            for term in content_terms(m.group("f")):
-                if term not in _GENERIC_FOCUS and term not in found and not term.isdigit():
+            for word in word_list(m.group("f")):
+                if not content_terms(word) or word.isdigit():
+                    continue
+                plural = len(word) > 3 and word.endswith("s") and not word.endswith("ss")
+                term = word[:-1] if plural else word  # shown to the user: "watts" -> "watt", never a stem
+                if term not in _GENERIC_FOCUS and term not in found:
                     found.append(term)
     return found
 
@@ -273,7 +282,7 @@ def missing_focus(question: str, unit_text: str) -> list[str]:
         if term == "price":
             if not _MONEY.search(unit_text):
                 missing.append("price")
-        elif term not in unit_terms:
+        elif stem(term) not in unit_terms:
             missing.append(term)
     return missing
 
@@ -292,9 +301,30 @@ def missing_constraints(question: str, unit_text: str, document_text: str = "") 
     low, doc = unit_text.lower(), document_text.lower()
     tokens, doc_tokens = set(_WORD.findall(low)), set(_WORD.findall(doc))
     pinned = set(constraint_terms(question, names=False))
-    return [
+    missing = [
         t for t in constraint_terms(question)
         if not _mentions(t, tokens, low) and (t in pinned or not _mentions(t, doc_tokens, doc))
+    ]
+    return missing + [c for c in missing_currencies(question, unit_text) if c not in missing]
+
+
+#: A currency the question names ("billed in euros", "per month in pounds") pins the answer to amounts in it: a
+#: section with US dollar prices does not answer it. Name shown -> the ways a text writes it.
+_CURRENCIES: dict[str, re.Pattern[str]] = {
+    "euros": re.compile(r"€|\beuros?\b|\beur\b", re.IGNORECASE),
+    "pounds": re.compile(r"£|\bpounds?(?:\s+sterling)?\b|\bsterling\b|\bgbp\b", re.IGNORECASE),
+    "dollars": re.compile(r"\$|\bdollars?\b|\busd\b|\bcad\b|\baud\b", re.IGNORECASE),
+    "yen": re.compile(r"¥|\byen\b|\bjpy\b", re.IGNORECASE),
+}
+_WEIGHT_POUNDS = re.compile(r"\b(?:weigh|weight|heavy|lbs?)\b", re.IGNORECASE)
+
+
+def missing_currencies(question: str, unit_text: str) -> list[str]:
+    """Currencies ``question`` names that ``unit_text`` never writes (pounds of weight are not a currency)."""
+    return [
+        name for name, pattern in _CURRENCIES.items()
+        if pattern.search(question) and not pattern.search(unit_text)
+        and not (name == "pounds" and _WEIGHT_POUNDS.search(question))
     ]
 
 
@@ -314,31 +344,36 @@ def _sentence(unit: Any) -> float:
     return float(getattr(unit, "features", {}).get("sentence", 0.0))
 
 
-def _unit_answers(question: str, chunks: Sequence[RankedChunk], decision: Decision, unit: Any) -> bool:
+def _unit_answers(asked: str, chunks: Sequence[RankedChunk], decision: Decision, unit: Any) -> bool:
     """The score model refused, a sentence of the unit is close in meaning to the question (see
     ``SENTENCE_RESCUE``), and the evidence names every multi-word name of the question."""
     return (
         decision.model == "full" and _sentence(unit) >= SENTENCE_RESCUE
-        and not (missing_name_words(question, chunks) or missing_name_tails(question, chunks))
+        and not (missing_name_words(asked, chunks) or missing_name_tails(asked, chunks))
     )
 
 
-def assess(question: str, chunks: Sequence[RankedChunk], unit: Any | None) -> Verdict:
+def assess(question: str, chunks: Sequence[RankedChunk], unit: Any | None, asked: str | None = None) -> Verdict:
     """Three outcomes from the retrieval evidence and the chosen answering unit (an
     :class:`app.generation.units.AnswerUnit`): not found when :func:`decide` refuses and no sentence of the unit is
     close to the question (``SENTENCE_RESCUE``); partial when the unit leaves a constraint of the question
-    unmentioned; answered otherwise."""
-    decision = decide(question, chunks)
-    if not decision.answerable and unit is not None and _unit_answers(question, chunks, decision, unit):
+    unmentioned; answered otherwise.
+
+    ``question`` is the searched query; ``asked`` (default ``question``) the user's own words, which the name veto,
+    the constraints and the focus are read from: a follow-up's query carries words of the previous question
+    ("is there a free trial? (difference Protect Plus Premium)"), and those are context, not what is asked."""
+    asked = asked or question
+    decision = decide(question, chunks, asked)
+    if not decision.answerable and unit is not None and _unit_answers(asked, chunks, decision, unit):
         decision = Decision(True, decision.probability, {**decision.features, "sentence": _sentence(unit)},
                             decision.model + "+sentence")
     if not decision.answerable or unit is None:
         return Verdict(NOT_FOUND, (), decision)
     text = " ".join([unit.title, *unit.section_path, unit.text])
     same_doc = " ".join(f"{c.chunk.section} {c.chunk.text}" for c in chunks if c.chunk.document_id == unit.document_id)
-    missing = missing_constraints(question, text, same_doc)
-    if not _HOWTO_LIKE(question):
-        missing += [t for t in missing_focus(question, text) if t not in missing]
+    missing = missing_constraints(asked, text, same_doc)
+    if not _HOWTO_LIKE(asked):
+        missing += [t for t in missing_focus(asked, text) if t not in missing]
     return Verdict(PARTIAL if missing else ANSWERED, tuple(missing), decision)
 
 

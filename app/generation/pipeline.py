@@ -21,7 +21,7 @@ from app.generation.citations import CitationStream, check_support
 from app.generation.events import Citations, Degraded, Done, Error, Event, Meta, Sources, Token
 from app.generation.prompt import PROMPT_TEMPLATE_VERSION, REFUSAL_TEXT, Prompt, build_prompt, source_dict
 from app.generation.resilience import CircuitBreaker, guarded_stream
-from app.generation.rewrite import rewrite_query
+from app.generation.rewrite import asked_words, rewrite_query
 from app.generation.units import AnswerUnit, alternative, prompt_parts, rank_units, unit_first
 from core.errors import AppError, ErrorCode
 from core.settings import GenerationSettings
@@ -204,7 +204,7 @@ class AnswerPipeline:
         st.retrieval_degraded = list(result.degraded)
         st.degraded = st.degraded or bool(result.degraded)
         units = rank_units(query, result.chunks, embedder=self.embedder)
-        verdict = answerability.assess(query, result.chunks, units[0] if units else None)
+        verdict = answerability.assess(query, result.chunks, units[0] if units else None, asked_words(query, question))
         st.outcome, st.missing = verdict.outcome, list(verdict.missing)
         return Assessment(query, list(result.chunks), units, verdict, tuple(result.degraded))
 

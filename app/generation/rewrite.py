@@ -61,6 +61,14 @@ def heuristic_rewrite(question: str, history: Sequence[dict[str, str]]) -> str:
     return f"{question.strip()} ({' '.join(seen)})" if seen else question
 
 
+def asked_words(query: str, question: str) -> str:
+    """What the user asked, out of the searched ``query``: the question itself when ``query`` is the heuristic
+    rewrite (the question plus the previous question's words in parentheses, which are context), else ``query`` (a
+    model's standalone rewrite, whose resolved names are part of the question)."""
+    own = question.strip()
+    return own if query != question and query.startswith(own + " (") else query
+
+
 async def rewrite_query(
     question: str,
     history: Sequence[dict[str, str]],

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
+
+from retrieval.keyword.tantivy_index import english_analyzer
 
 _SENT_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 _WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?")
@@ -22,24 +25,24 @@ def words(text: str) -> list[str]:
 
 
 def content_terms(text: str) -> list[str]:
-    """Lower-cased words minus stop words, with a crude plural strip so "crises" ~ "crisis" is not needed but
-    "embargoes" ~ "embargo" is."""
+    """Lower-cased words minus stop words, stemmed with the Snowball English stemmer that the keyword index uses
+    ("updating" ~ "update", "returned" ~ "return", "charges" ~ "charged"): terms to match, not to show."""
     out = []
     for w in words(text):
         if w in STOPWORDS or (len(w) < 2 and not w.isdigit()):
             continue
-        out.append(_stem(w))
+        out.append(stem(w))
     return out
 
 
-def _stem(w: str) -> str:
-    if len(w) > 4 and w.endswith("ies"):
-        return w[:-3] + "y"
-    if len(w) > 3 and w.endswith("es") and w[-3] in "sxz":
-        return w[:-2]
-    if len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
-        return w[:-1]
-    return w
+_STEMMER = english_analyzer(stopwords=False)
+
+
+@lru_cache(maxsize=1 << 16)
+def stem(word: str) -> str:
+    """The Snowball English stem of one lower-cased word (the word itself when the analyzer drops it)."""
+    out = _STEMMER.analyze(word)
+    return out[0] if len(out) == 1 else word
 
 
 def overlap(query_terms: list[str], text_terms: list[str]) -> float:

@@ -3,6 +3,8 @@ document-written citation markers never cite."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
 from app.generation import answerability
@@ -221,3 +223,60 @@ def test_a_what_does_it_mean_question_gets_the_lead_and_the_table_row_it_names()
     assert out is not None and out.intent == "explain"
     assert "The ring light on top of the Hub shows its state [1]." in out.text
     assert "Solid amber — Meaning: Running on backup battery" in out.text and "Solid red" not in out.text
+
+
+def test_the_subsection_that_answers_by_meaning_wins_over_one_that_shares_words() -> None:
+    """A chunk that merges small sections answers from one of them: with a scorer (the backend's embedder), the
+    subsection read by meaning wins over the one that merely shares a word with the question."""
+    merged = ("Several people, one home\n\nDo not share your password with family members. Invite them to your home "
+              "instead, so that each person has their own account.\n\nWhen the Owner is no longer available\n\n"
+              "Send a death certificate to support. The other members have 14 days to object.")
+    question = "My husband passed away and the account was his. How do I take over the home?"
+    unit = [Passage(1, merged, "Account help")]
+
+    def by_meaning(texts: Sequence[str]) -> list[float]:  # stands in for the embedder: "passed away" ~ "death"
+        return [2.0 if "death" in t else 0.0 for t in texts]
+
+    lexical = compose(question, unit, [], "Account help")
+    assert lexical is not None and "Several people, one home" in lexical.text.splitlines()[0]
+    read = compose(question, unit, [], "Account help", scorer=by_meaning)
+    assert read is not None and "When the Owner is no longer available" in read.text.splitlines()[0]
+    assert "death certificate" in read.text and "14 days to object" in read.text
+
+
+def test_a_follow_ups_context_words_are_not_what_it_asks_for() -> None:
+    """The keyword rewrite appends the previous question's words; a name among them ("Protect Plus Premium") is
+    context, so the evidence lacking one of its words does not veto the follow-up, while the user's own names do."""
+    from app.generation.rewrite import asked_words, heuristic_rewrite
+
+    trial = rc("c1", "Plans > Free trial\n\nEvery new camera comes with a 14-day free trial of Protect Plus.",
+               ("Plans", "Free trial"), title="Protect plans")
+    trial.scores = {"vector": 0.75, "keyword": 3.0}
+    trial.ranks = {"vector": 1, "keyword": 1}
+    chunks = [trial]
+    history = [{"role": "user", "content": "What's the difference between Protect Plus and Protect Premium?"},
+               {"role": "assistant", "content": "..."}]
+    question = "is there a free trial?"
+    query = heuristic_rewrite(question, history)
+    assert query.startswith(question + " (") and "Premium" in query
+    assert asked_words(query, question) == question
+    assert asked_words("Is there a free trial of Protect?", question) == "Is there a free trial of Protect?"
+    unit = rank_units(query, chunks)[0]
+    assert answerability.assess(query, chunks, unit).outcome == "not_found"  # read as the user's words: vetoed
+    assert answerability.assess(query, chunks, unit, asked_words(query, question)).outcome == "answered"
+    own = "is there a free trial of Protect Premium?"
+    assert answerability.assess(heuristic_rewrite(own, history), chunks, unit, own).outcome == "not_found"
+
+
+def test_a_currency_the_question_names_must_be_in_the_section() -> None:
+    prices = rc("c1", "Plans > Prices\n\n| Plan | Monthly price |\n|---|---|\n| Protect Plus | 3.99 US dollars |",
+                ("Plans", "Prices"), title="Protect plans")
+    prices.scores = {"vector": 0.75, "keyword": 3.0}
+    prices.ranks = {"vector": 1, "keyword": 1}
+    chunks = [prices]
+    unit = rank_units("How much is Protect Plus per month?", chunks)[0]
+    assert answerability.assess("How much is Protect Plus per month?", chunks, unit).outcome == "answered"
+    in_pounds = answerability.assess("How much is Protect Plus per month in pounds?", chunks, unit)
+    assert in_pounds.outcome == "partial" and in_pounds.missing == ("pounds",)
+    assert answerability.assess("Is Protect Plus billed in dollars?", chunks, unit).outcome == "answered"
+    assert answerability.missing_currencies("How many pounds does the Hub weigh?", "It weighs 0.3 kg") == []
