@@ -29,6 +29,7 @@ from core.tracing import inject
 from core.types import SYSTEM_ACTOR, Actor, acl_allows
 from ingestion import state
 from ingestion.hygiene import check_archive
+from ingestion.parsing.parts import delete_parts
 
 log = logging.getLogger(__name__)
 
@@ -251,6 +252,7 @@ class IngestService:
             others = repo.count_documents_sharing_storage(session=s, storage_path=storage, except_id=document_id)
         if storage and not others:
             self.files.delete(storage)
+        delete_parts(self.files, document_id)
 
     # --- durability -------------------------------------------------------------------------------------------------
 
