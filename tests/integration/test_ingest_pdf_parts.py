@@ -109,7 +109,7 @@ def test_a_killed_worker_s_long_pdf_resumes_from_its_saved_parts(tmp_path, monke
     migrate_database(settings)
     parts_root = Path(settings.upload_dir) / ".parse-parts"
 
-    # --- attempt 1: an ingest process parses, and is killed after two parts --------------------------------------------
+    # --- attempt 1: an ingest process parses, and is killed after two parts ---------------------------------------
     started = time.monotonic()
     worker = subprocess.Popen(
         [sys.executable, "-c", _WORKER, str(pdf)], env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
@@ -141,7 +141,7 @@ def test_a_killed_worker_s_long_pdf_resumes_from_its_saved_parts(tmp_path, monke
         job = repo.latest_job(session=s, document_id=doc_id)
         assert (job.status, job.attempts) == ("parsing", 1)
 
-    # --- attempt 2: a new process starts, recovers the job, resumes from the saved parts -------------------------------
+    # --- attempt 2: a new process starts, recovers the job, resumes from the saved parts --------------------------
     parsed_ranges: list[tuple[int, int] | None] = []
     real_run_isolated = parts_module.run_isolated
 
