@@ -259,7 +259,10 @@ class IngestService:
     def sweep(self) -> int:
         """Dispatch undispatched jobs (outbox) and jobs whose lease expired; fail those out of attempts.
         Returns how many jobs were dispatched."""
-        to_dispatch = state.sweep_stale(self.db, max_attempts=self.settings.ingestion.max_attempts)
+        failed: list[str] = []
+        to_dispatch = state.sweep_stale(self.db, max_attempts=self.settings.ingestion.max_attempts, failed=failed)
+        for document_id in failed:
+            delete_parts(self.files, document_id)  # its worker died on every attempt: no attempt will resume them
         sent = 0
         for job_id in to_dispatch:
             try:

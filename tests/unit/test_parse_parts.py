@@ -337,3 +337,30 @@ def test_local_store_deletes_a_prefix_and_nothing_else(tmp_path):
     files.delete_prefix(".parse-parts/nothing-here")
     assert not files.exists(".parse-parts/d1/v1/part-00000.json.gz")
     assert files.exists(".parse-parts/d10/v1/part-00000.json.gz") and files.exists("t/ab/abcd")
+
+
+def test_parts_of_a_job_the_sweeper_gives_up_on_are_removed(pipeline_setup):
+    import datetime as dt
+
+    from ingestion import state
+
+    svc, pipeline = pipeline_setup
+    sub = svc.submit(tenant_id="t", filename="manual.pdf", data=b"%PDF-1.7 a fourth stand-in")
+    doc_id = sub.document.id
+    with svc.db.session() as s:
+        job_id = s.query(IngestionJob).filter_by(document_id=doc_id).one().id
+
+    def die(pages):  # noqa: ANN001, ANN202
+        if pages == (6, 10):
+            raise KeyboardInterrupt
+
+    for attempt in (1, 2, 3):  # the worker dies after one part on every attempt (max_attempts 3)
+        pipeline.run_part = FakePdfPartParser(pages=23, on_call=die)
+        with pytest.raises(KeyboardInterrupt):
+            pipeline.run(job_id, owner=f"w{attempt}")
+        with svc.db.session() as s:
+            s.get(IngestionJob, job_id).lease_expires_at = dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=1)
+        assert _parts_dir(svc, doc_id).exists()
+    assert svc.sweep() == 0
+    assert state.job_status(svc.db, job_id) == "failed"
+    assert not _parts_dir(svc, doc_id).exists()
