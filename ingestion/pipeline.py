@@ -3,7 +3,9 @@ inside a Celery task (distributed mode).
 
 Failure policy: a file the parsers reject (``AppError(PARSE_FAILED)``) fails at once with the parser's reason; any
 other error fails the job with a readable one-line reason (exception type and message, never a traceback). A worker
-that dies mid-job leaves the lease to expire; the sweeper re-dispatches it until ``max_attempts``.
+that dies mid-job leaves the lease to expire; the sweeper re-dispatches it until ``max_attempts``. A long PDF is parsed
+in saved page-range parts (``ingestion.parsing.parts``), so the next attempt parses only the pages no saved part holds;
+the parts are deleted once the document is indexed or fails.
 """
 
 from __future__ import annotations
