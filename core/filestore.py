@@ -15,6 +15,7 @@ import contextlib
 import io
 import os
 import re
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -58,6 +59,10 @@ class FileStore(Protocol):
 
     def delete(self, key: str) -> None:
         """Remove ``key``; a no-op when it does not exist."""
+        ...
+
+    def delete_prefix(self, prefix: str) -> None:
+        """Remove every key under the folder ``prefix`` (``prefix/...``); a no-op when there are none."""
         ...
 
     def local_path(self, key: str) -> contextlib.AbstractContextManager[Path]:
@@ -107,6 +112,11 @@ class LocalFileStore:
 
     def delete(self, key: str) -> None:
         self.path(key).unlink(missing_ok=True)
+
+    def delete_prefix(self, prefix: str) -> None:
+        folder = self.root / check_key(prefix.strip("/"))
+        if folder.is_dir():
+            shutil.rmtree(folder, ignore_errors=True)
 
     @contextlib.contextmanager
     def local_path(self, key: str) -> Iterator[Path]:
@@ -232,6 +242,24 @@ class S3FileStore:
     def delete(self, key: str) -> None:
         try:
             self._call(self.client.remove_object, self.bucket, self._name(key))
+        except AppError as exc:
+            if exc.code is not ErrorCode.NOT_FOUND:
+                raise
+
+    def delete_prefix(self, prefix: str) -> None:
+        folder = self._name(prefix.strip("/")) + "/"
+
+        def remove() -> None:
+            from minio.deleteobjects import DeleteObject
+
+            names = [o.object_name for o in self.client.list_objects(self.bucket, prefix=folder, recursive=True)]
+            for i in range(0, len(names), 1000):
+                errors = list(self.client.remove_objects(self.bucket, [DeleteObject(n) for n in names[i : i + 1000]]))
+                if errors:
+                    raise RuntimeError(f"{len(errors)} objects could not be removed")
+
+        try:
+            self._call(remove)
         except AppError as exc:
             if exc.code is not ErrorCode.NOT_FOUND:
                 raise

@@ -52,6 +52,11 @@ class IngestionSettings(BaseModel):
     #: Documents with more pages (slides, image frames) fail with the reason instead of being indexed partly.
     parse_max_pages: int = Field(default=5000, ge=1)
     parse_memory_mb: int = Field(default=2048, ge=128)
+    #: A PDF of more pages is parsed in parts of this many pages, each in its own child, each saved when done; a job
+    #: retried after its worker died parses only the pages no saved part holds. 50: a part costs about 1 s more than
+    #: its pages (a child start and the file opened again; ~10% of 50 text pages at ~0.2 s each), and a crash loses at
+    #: most 50 pages (~10 s of text, ~3 min of OCR at ~4 s a page, well inside the lease). 0 turns parts off.
+    parse_part_pages: int = Field(default=50, ge=0)
     #: Tesseract languages for scanned pages and images, joined by ``+`` (``eng``, ``eng+deu``); each needs Debian's
     #: ``tesseract-ocr-<lang>``. Empty turns OCR off.
     ocr_languages: str = Field(default="eng", pattern=r"^[A-Za-z_]*(\+[A-Za-z_]+)*$")

@@ -3,7 +3,9 @@ inside a Celery task (distributed mode).
 
 Failure policy: a file the parsers reject (``AppError(PARSE_FAILED)``) fails at once with the parser's reason; any
 other error fails the job with a readable one-line reason (exception type and message, never a traceback). A worker
-that dies mid-job leaves the lease to expire; the sweeper re-dispatches it until ``max_attempts``.
+that dies mid-job leaves the lease to expire; the sweeper re-dispatches it until ``max_attempts``. A long PDF is parsed
+in saved page-range parts (``ingestion.parsing.parts``), so the next attempt parses only the pages no saved part holds;
+the parts are deleted once the document is indexed or fails.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from core.settings import Settings
 from core.tracing import extract, tracer
 from core.types import ChunkRecord, DocumentStatus
 from ingestion import state
+from ingestion.parsing.parts import RunPart, delete_parts
 from ingestion.state import JobTracker, LeaseLost
 from retrieval.indexes import Indexes
 from retrieval.protocols import Embedder
@@ -70,6 +73,8 @@ class IngestPipeline:
         self.embedder = embedder
         self.extractor = extractor
         self.files = files if files is not None else build_file_store(settings)
+        #: Runs one part of a parse (None: an isolated child); unit tests pass a fake.
+        self.run_part: RunPart | None = None
 
     def run(self, job_id: str, *, owner: str | None = None) -> str:
         """Run one job to a terminal state (or leave it for retry if this process could not take its lease).
@@ -104,11 +109,13 @@ class IngestPipeline:
                     if transient:
                         reason = f"{reason} (gave up after {attempt} attempts)"
                     tracker.fail(reason)
+                    delete_parts(self.files, document_id)  # a retry by hand starts afresh
         return state.job_status(self.db, job_id)
 
     def _process(self, tracker: JobTracker, document_id: str) -> None:
         from ingestion.chunking import CHUNKER_VERSION, chunk_elements
-        from ingestion.parsing import ParseOptions, parse_file
+        from ingestion.parsing import ParseOptions
+        from ingestion.parsing.parts import FilePartStore, file_digest, parse_in_parts
 
         cfg = self.settings.ingestion
         with self.db.session() as s:
@@ -126,13 +133,26 @@ class IngestPipeline:
                 convert_timeout_s=cfg.convert_timeout_s,
                 max_total_s=cfg.parse_max_s,
             )
-            parsed = parse_file(
+            digest, size = file_digest(path)
+            store = FilePartStore(
+                self.files,
+                document_id=document_id,
+                version=version,
+                digest=digest,
+                size=size,
+                part_pages=cfg.parse_part_pages,
+            )
+            parsed = parse_in_parts(
                 path,
                 filename=filename,
+                part_pages=cfg.parse_part_pages,
                 timeout_s=cfg.parse_timeout_s,
                 memory_mb=cfg.parse_memory_mb,
                 options=options,
+                store=store,
                 on_progress=lambda done, total: stage.progress(done / total if total else 0.0, f"{done} of {total}"),
+                on_part=lambda parts: stage.annotate(**parts.notes()),  # each write also checks the lease
+                run_part=self.run_part,
             )
             notes: dict[str, object] = {}
             if parsed.warnings:
@@ -197,6 +217,7 @@ class IngestPipeline:
                 doc.chunker_version = CHUNKER_VERSION
                 doc.embedder_version = f"{self.embedder.model_name}@{self.embedder.model_version}"
         tracker.succeed()
+        delete_parts(self.files, document_id)
 
     @contextmanager
     def _original(self, key: str) -> Iterator[Path]:

@@ -29,6 +29,7 @@ from core.tracing import inject
 from core.types import SYSTEM_ACTOR, Actor, acl_allows
 from ingestion import state
 from ingestion.hygiene import check_archive
+from ingestion.parsing.parts import delete_parts
 
 log = logging.getLogger(__name__)
 
@@ -251,13 +252,17 @@ class IngestService:
             others = repo.count_documents_sharing_storage(session=s, storage_path=storage, except_id=document_id)
         if storage and not others:
             self.files.delete(storage)
+        delete_parts(self.files, document_id)
 
     # --- durability -------------------------------------------------------------------------------------------------
 
     def sweep(self) -> int:
         """Dispatch undispatched jobs (outbox) and jobs whose lease expired; fail those out of attempts.
         Returns how many jobs were dispatched."""
-        to_dispatch = state.sweep_stale(self.db, max_attempts=self.settings.ingestion.max_attempts)
+        failed: list[str] = []
+        to_dispatch = state.sweep_stale(self.db, max_attempts=self.settings.ingestion.max_attempts, failed=failed)
+        for document_id in failed:
+            delete_parts(self.files, document_id)  # its worker died on every attempt: no attempt will resume them
         sent = 0
         for job_id in to_dispatch:
             try:

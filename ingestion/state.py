@@ -163,9 +163,9 @@ def release_unfinished(db: Database) -> int:
         return len(jobs)
 
 
-def sweep_stale(db: Database, *, max_attempts: int) -> list[str]:
-    """Fail the stale jobs (outbox or expired lease) that used up their attempts; return the ids of the others, to be
-    dispatched again, oldest first."""
+def sweep_stale(db: Database, *, max_attempts: int, failed: list[str] | None = None) -> list[str]:
+    """Fail the stale jobs (outbox or expired lease) that used up their attempts (their document ids are appended to
+    ``failed``); return the ids of the others, to be dispatched again, oldest first."""
     to_dispatch: list[str] = []
     with db.session() as s:
         for job in repo.list_stale_jobs(session=s):
@@ -177,6 +177,8 @@ def sweep_stale(db: Database, *, max_attempts: int) -> list[str]:
                 job.failure_reason, job.finished_at = reason, utcnow()
                 job.lease_owner, job.lease_expires_at = None, None  # a worker still on it gets LeaseLost and stops
                 _mirror(s, job, s.get(Document, job.document_id), status=DocumentStatus.FAILED, failure_reason=reason)
+                if failed is not None:
+                    failed.append(job.document_id)
                 continue
             to_dispatch.append(job.id)
     return to_dispatch

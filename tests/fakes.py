@@ -8,6 +8,7 @@ LLM...), recording what it was asked so a test can assert on it. Tests import th
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import threading
@@ -161,6 +162,56 @@ class FakeLeaseStealingEmbedder(FakeEmbedder):
             assert job is not None
             job.lease_owner = "w2"
         return np.ones((len(texts), self.dim), dtype=np.float32)
+
+
+class FakePdfPartParser:
+    """Stands in for the isolated parser child of a part-wise parse (``parts.parse_in_parts(run_part=...)``): a PDF of
+    ``pages`` pages, each with a heading on every fifth page (a larger title on page 1 only, so heading levels are a
+    fact of the whole document) and ``lines`` body lines. Records each page range it was asked for in ``calls``
+    (``None``: the whole file) and reports progress per page; ``on_call(pages)`` runs first (a test may raise there,
+    as if the worker died, or hand the job's lease away)."""
+
+    def __init__(self, pages: int = 23, lines: int = 3, on_call: Any = None) -> None:
+        self.pages, self.lines, self.on_call = pages, lines, on_call
+        self.calls: list[tuple[int, int] | None] = []
+
+    def part(self, first: int, last: int) -> Any:
+        from ingestion.parsing.pdf import PdfPart, _Line
+
+        last = min(last, self.pages)
+        out: list[Any] = []
+        for page in range(first, last + 1):
+            top = 40.0
+            if page == 1:
+                out.append(_Line(page, top, top + 20, 20.0, "Kestrel Hub Manual", x0=72.0))
+                top += 40
+            if page % 5 == 1:
+                out.append(_Line(page, top, top + 16, 16.0, f"Chapter {page // 5 + 1}", x0=72.0))
+                top += 30
+            if page % 5 == 3:
+                out.append(_Line(page, top, top + 13, 13.0, f"Checks of page {page}", x0=72.0))
+                top += 26
+            for j in range(self.lines):
+                part = ("fan", "filter", "hinge", "relay", "sensor", "valve", "belt")[(page + j) % 7]
+                text = f"Page {page} line {j}: maintenance step {page}.{j} checks the {part}."
+                out.append(_Line(page, top, top + 10, 10.0, text, x0=72.0))
+                top += 14
+        return PdfPart(first=first, last=last, total=self.pages, page_count=self.pages, title="", lines=out)
+
+    def __call__(self, options: Any, on_progress: Any = None) -> Any:
+        from ingestion.parsing.pdf import assemble
+
+        pages = options.pages
+        self.calls.append(pages)
+        if self.on_call is not None:
+            self.on_call(pages)
+        first, last = pages if pages is not None else (1, self.pages)
+        for page in range(first, min(last, self.pages) + 1):
+            if on_progress is not None:
+                with contextlib.suppress(Exception):  # as the real child's watcher: progress never fails a parse
+                    on_progress(page, self.pages)
+        part = self.part(first, last)
+        return part if pages is not None else assemble([part])
 
 
 # --- indexes and retrieval ------------------------------------------------------------------------------------------

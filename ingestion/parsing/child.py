@@ -1,6 +1,7 @@
 """Entry point of the isolated parser process: ``python -m ingestion.parsing.child TARGET PATH NAME OUT MEMORY_MB``.
 
-Sets the address-space limit first, runs ``TARGET`` (``module:function`` taking ``(path, filename)``), and pickles
+Dies with its parent (a worker killed mid-parse leaves no parser behind), sets the address-space limit, runs
+``TARGET`` (``module:function`` taking ``(path, filename)``), and pickles
 ``("ok", ParsedDocument)`` or ``("error", reason)`` to ``OUT``. Reasons are single lines for people, never tracebacks.
 """
 
@@ -12,6 +13,28 @@ import resource
 import sys
 from pathlib import Path
 from typing import Any
+
+#: The parent's pid: the child checks it is still there after asking to die with it (it may have died before).
+PARENT_PID_ENV = "KBQA_PARSE_PARENT_PID"
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to SIGKILL this process when its parent dies (``PR_SET_PDEATHSIG``); elsewhere, nothing."""
+    import os
+
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    parent = os.environ.get(PARENT_PID_ENV)
+    if parent and parent.isdigit() and os.getppid() != int(parent):
+        os._exit(4)  # the parent died before the request took effect
 
 
 def _limit_memory(memory_mb: int) -> None:
@@ -37,6 +60,7 @@ def _reason(exc: BaseException, memory_mb: int) -> str:
 
 def main(argv: list[str]) -> int:
     target, path, name, out, memory_mb = argv[0], argv[1], argv[2], argv[3], int(argv[4])
+    _die_with_parent()
     _limit_memory(memory_mb)
     result: tuple[str, Any]
     try:

@@ -100,9 +100,7 @@ _BY_PATH: dict[str, Callable[[Path], ParsedDocument]] = {
 }
 
 
-def parse_in_process(path: Path, filename: str | None = None) -> ParsedDocument:
-    """Parse one file in the current process. Raises AppError(PARSE_FAILED) with a reason a person understands."""
-    name = filename or path.name
+def _read(path: Path, name: str) -> tuple[bytes, str, str]:
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -110,6 +108,13 @@ def parse_in_process(path: Path, filename: str | None = None) -> ParsedDocument:
     if not data.strip():
         raise parse_failed("file is empty")
     mime, doc_type = detect_type(data, name)
+    return data, mime, doc_type
+
+
+def parse_in_process(path: Path, filename: str | None = None) -> ParsedDocument:
+    """Parse one file in the current process. Raises AppError(PARSE_FAILED) with a reason a person understands."""
+    name = filename or path.name
+    data, mime, doc_type = _read(path, name)
     if doc_type == "image":
         doc = _image(data, mime)
     elif doc_type in ("video", "audio"):
@@ -124,8 +129,27 @@ def parse_in_process(path: Path, filename: str | None = None) -> ParsedDocument:
         doc = _BY_PATH[doc_type](path)
     else:
         raise parse_failed(f"unsupported file type: {mime} ({doc_type})")
+    return finish(doc, name)
+
+
+def finish(doc: ParsedDocument, name: str) -> ParsedDocument:
+    """The checks every parse ends with: a document without text fails; one without a title takes the file's name."""
     if not doc.elements:
         raise parse_failed("no text found in the document")
     if not doc.title:
         doc.title = Path(name).stem
     return doc
+
+
+def parse_part_in_process(path: Path, filename: str | None = None) -> ParsedDocument | pdf.PdfPart:
+    """A part of a file (the pages in ``KBQA_PARSE_PAGES``): for a PDF, a :class:`pdf.PdfPart` of those pages (its
+    ``total`` tells the caller how many parts the document has); any other file is parsed whole, as
+    :func:`parse_in_process` does, when its first part is asked for."""
+    name = filename or path.name
+    pages = parse_progress.page_range()
+    data, _mime, doc_type = _read(path, name)
+    if doc_type == "pdf" and pages is not None:
+        return pdf.read_pages(data, pages[0], pages[1])
+    if pages is not None and pages[0] > 1:
+        raise parse_failed(f"internal error: pages {pages[0]}-{pages[1]} asked of a {doc_type} file")
+    return parse_in_process(path, filename)

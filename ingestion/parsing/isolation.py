@@ -23,10 +23,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ingestion.parsing import progress as parse_progress
+from ingestion.parsing.child import PARENT_PID_ENV
 from ingestion.parsing.convert import CONVERT_TIMEOUT_ENV
-from ingestion.parsing.model import ParsedDocument, parse_failed
+from ingestion.parsing.model import parse_failed
 from ingestion.parsing.ocr import DEFAULT_LANGUAGES, LANGUAGES_ENV
 
 log = logging.getLogger(__name__)
@@ -56,6 +58,8 @@ class ParseOptions:
     convert_timeout_s: float = 120.0
     #: Seconds the whole parse may take, however steadily it progresses.
     max_total_s: float = 3600.0
+    #: Only these pages (first, last; 1-based, inclusive) of a PDF, for a part-wise parse (``parts``); None: all.
+    pages: tuple[int, int] | None = None
 
 
 def _child_env(progress_file: Path, options: ParseOptions) -> dict[str, str]:
@@ -64,6 +68,10 @@ def _child_env(progress_file: Path, options: ParseOptions) -> dict[str, str]:
     env[parse_progress.MAX_PAGES_ENV] = str(options.max_pages)
     env[LANGUAGES_ENV] = options.ocr_languages
     env[CONVERT_TIMEOUT_ENV] = f"{options.convert_timeout_s:g}"
+    env.pop(parse_progress.PAGES_ENV, None)
+    if options.pages is not None:
+        env[parse_progress.PAGES_ENV] = f"{options.pages[0]}-{options.pages[1]}"
+    env[PARENT_PID_ENV] = str(os.getpid())
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_REPO_ROOT), env.get("PYTHONPATH", "")) if p)
     for key in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env.setdefault(key, "1")  # thread pools reserve address space: keep them small under RLIMIT_AS
@@ -100,9 +108,10 @@ def run_isolated(
     memory_mb: int,
     options: ParseOptions | None = None,
     on_progress: Callable[[int, int], None] | None = None,
-) -> ParsedDocument:
-    """Run ``target`` (``module:function(path, filename) -> ParsedDocument``) in a child; raise PARSE_FAILED on any
-    failure. ``timeout_s`` counts from the child's last progress report; ``on_progress(done, total)`` sees each one.
+) -> Any:
+    """Run ``target`` (``module:function(path, filename) -> ParsedDocument``, or a ``PdfPart``) in a child; raise
+    PARSE_FAILED on any failure. ``timeout_s`` counts from the child's last progress report; ``on_progress(done,
+    total)`` sees each one.
     ``parse_file`` uses the real dispatcher; tests pass a misbehaving fake."""
     options = options or ParseOptions()
     with tempfile.TemporaryDirectory(prefix="kbqa-parse-") as tmp:
@@ -141,7 +150,7 @@ def run_isolated(
             raise parse_failed("parser crashed (incomplete result)") from None
     if status != "ok":
         raise parse_failed(str(payload) or "parser failed")
-    return payload  # type: ignore[no-any-return]
+    return payload
 
 
 def _wait(

@@ -12,7 +12,7 @@ import logging
 import re
 import statistics
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from core.errors import AppError
@@ -284,11 +284,77 @@ def _page_list(pages: list[int]) -> str:
     return shown + (f" and {len(pages) - 10} more" if len(pages) > 10 else "")
 
 
-def parse_pdf(data: bytes) -> ParsedDocument:
+@dataclass(slots=True)
+class PdfPart:
+    """Pages ``first`` .. ``last`` (1-based, inclusive) of a PDF of ``total`` pages, read but not yet turned into
+    elements: their text lines (and tables), what OCR did on them, and their warnings. Heading levels, body size and
+    running headers are facts of the whole document, so elements are made only from every part together
+    (:func:`assemble`), which makes a parse in parts identical to one parse of the whole file."""
+
+    first: int
+    last: int
+    total: int
+    #: Pages according to pikepdf (None if it could not count them); the document's page count when known.
+    page_count: int | None
+    title: str
+    lines: list[_Line] = field(default_factory=list)
+    #: Warnings about the file (encryption, repair): the same in every part.
+    file_warnings: list[str] = field(default_factory=list)
+    #: Warnings about pages of this part ("page 7 could not be read").
+    page_warnings: list[str] = field(default_factory=list)
+    ocr_confidence: dict[int, float] = field(default_factory=dict)
+    ocr_pages: int = 0
+    ocr_skipped: list[int] = field(default_factory=list)
+    ocr_unreadable: list[int] = field(default_factory=list)
+    ocr_unavailable: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-safe form (floats survive the round trip exactly: ``json`` writes their shortest repr)."""
+        return {
+            "first": self.first,
+            "last": self.last,
+            "total": self.total,
+            "page_count": self.page_count,
+            "title": self.title,
+            "lines": [
+                [ln.page, ln.top, ln.bottom, ln.size, ln.text, ln.table, ln.x0, ln.ocr_confidence] for ln in self.lines
+            ],
+            "file_warnings": self.file_warnings,
+            "page_warnings": self.page_warnings,
+            "ocr_confidence": {str(k): v for k, v in self.ocr_confidence.items()},
+            "ocr_pages": self.ocr_pages,
+            "ocr_skipped": self.ocr_skipped,
+            "ocr_unreadable": self.ocr_unreadable,
+            "ocr_unavailable": self.ocr_unavailable,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> PdfPart:
+        return cls(
+            first=int(data["first"]),
+            last=int(data["last"]),
+            total=int(data["total"]),
+            page_count=None if data["page_count"] is None else int(data["page_count"]),
+            title=str(data["title"]),
+            lines=[_Line(*row) for row in data["lines"]],
+            file_warnings=list(data["file_warnings"]),
+            page_warnings=list(data["page_warnings"]),
+            ocr_confidence={int(k): float(v) for k, v in data["ocr_confidence"].items()},
+            ocr_pages=int(data["ocr_pages"]),
+            ocr_skipped=[int(p) for p in data["ocr_skipped"]],
+            ocr_unreadable=[int(p) for p in data["ocr_unreadable"]],
+            ocr_unavailable=data["ocr_unavailable"],
+        )
+
+
+def read_pages(data: bytes, first: int = 1, last: int | None = None) -> PdfPart:
+    """Read pages ``first`` .. ``last`` (1-based, inclusive; ``None``: to the end) of a PDF into a :class:`PdfPart`.
+    The page limit applies to the whole document, whichever part is read; progress is reported as pages of the whole
+    document (``130 of 300``)."""
     import pdfplumber
 
     logging.getLogger("pdfminer").setLevel(logging.ERROR)
-    page_count, data, warnings = _open_checked(data)
+    page_count, data, file_warnings = _open_checked(data)
     if page_count is not None:
         parse_progress.check_pages(page_count)
     try:
@@ -298,15 +364,19 @@ def parse_pdf(data: bytes) -> ParsedDocument:
         fixed = _repaired(data)
         if fixed is None:
             raise parse_failed("corrupt PDF: the file structure cannot be read") from None
-        warnings.append("PDF structure was damaged and has been repaired")
+        file_warnings.append("PDF structure was damaged and has been repaired")
         data = fixed
         pdf = pdfplumber.open(io.BytesIO(fixed))
     lines: list[_Line] = []
+    warnings: list[str] = []
     scans = _PageOcr(data)
     with pdf:
         total = len(pdf.pages)
         parse_progress.check_pages(total)
-        for i, page in enumerate(pdf.pages):
+        start = max(1, first)
+        end = total if last is None else min(last, total)
+        for i in range(start - 1, end):
+            page = pdf.pages[i]
             try:
                 page_lines, images = _page_lines(page, i + 1, with_tables=i < MAX_TABLE_PAGES)
             except Exception as exc:  # noqa: BLE001 - one broken page must not lose the others
@@ -318,32 +388,75 @@ def parse_pdf(data: bytes) -> ParsedDocument:
                 page_lines = [ln for ln in page_lines if ln.table is not None] + scans.read(i)
             lines.extend(page_lines)
             parse_progress.report(i + 1, total)
+        title = str((pdf.metadata or {}).get("Title") or "").strip()
     scans.close()
-    if scans.skipped:
-        warnings.append(f"pages without a text layer were not OCR'd ({scans.unavailable}): {_page_list(scans.skipped)}")
-    if scans.unreadable:
+    return PdfPart(
+        first=start,
+        last=end,
+        total=total,
+        page_count=page_count,
+        title=title,
+        lines=lines,
+        file_warnings=file_warnings,
+        page_warnings=warnings,
+        ocr_confidence=scans.confidence,
+        ocr_pages=scans.pages,
+        ocr_skipped=scans.skipped,
+        ocr_unreadable=scans.unreadable,
+        ocr_unavailable=scans.unavailable,
+    )
+
+
+def assemble(parts: list[PdfPart]) -> ParsedDocument:
+    """The document from its parts (in page order, covering every page): elements made from all their lines at once,
+    warnings and OCR facts merged as one parse of the whole file would have them."""
+    if not parts:
+        raise parse_failed("PDF has no pages")
+    head = parts[0]
+    expected = 1
+    for part in parts:
+        if part.first != expected or part.total != head.total:
+            raise parse_failed(f"internal error: PDF parts do not follow each other (page {part.first})")
+        expected = part.last + 1
+    if expected <= head.total:
+        raise parse_failed(f"internal error: PDF parts end at page {expected - 1} of {head.total}")
+    lines = [ln for part in parts for ln in part.lines]
+    warnings = list(head.file_warnings) + [w for part in parts for w in part.page_warnings]
+    skipped = [p for part in parts for p in part.ocr_skipped]
+    unreadable = [p for part in parts for p in part.ocr_unreadable]
+    unavailable = next((p.ocr_unavailable for p in parts if p.ocr_unavailable), None)
+    ocr_pages = sum(p.ocr_pages for p in parts)
+    confidence = {page: c for part in parts for page, c in part.ocr_confidence.items()}
+    if skipped:
+        warnings.append(f"pages without a text layer were not OCR'd ({unavailable}): {_page_list(skipped)}")
+    if unreadable:
         floor = f"{ocr.MIN_PAGE_CONFIDENCE:.0f}"
-        warnings.append(f"OCR text below confidence {floor} was dropped on pages {_page_list(scans.unreadable)}")
+        warnings.append(f"OCR text below confidence {floor} was dropped on pages {_page_list(unreadable)}")
     if not any(ln.text or ln.table for ln in lines):
-        if scans.skipped:
-            raise parse_failed(f"scanned PDF without text layer, and {scans.unavailable}")
-        if scans.unreadable:
+        if skipped:
+            raise parse_failed(f"scanned PDF without text layer, and {unavailable}")
+        if unreadable:
             raise parse_failed(
                 f"scanned PDF: OCR found no readable text (confidence below {ocr.MIN_PAGE_CONFIDENCE:.0f}; if the "
                 f"text is not in '{ocr.languages()}', add its language to KBQA_INGESTION__OCR_LANGUAGES)"
             )
-        if scans.pages:
+        if ocr_pages:
             raise parse_failed("scanned PDF: OCR read no words (the pages are images without text)")
         raise parse_failed("PDF has no extractable text")
     builder = ElementBuilder()
     _emit(lines, builder)
-    title = str((pdf.metadata or {}).get("Title") or "").strip() or builder.first_title()
+    title = head.title or builder.first_title()
     return ParsedDocument(
         title=title,
         mime_type="application/pdf",
         doc_type="pdf",
         elements=builder.elements,
-        page_count=page_count or total,
+        page_count=head.page_count or head.total,
         warnings=warnings,
-        ocr_confidence=scans.confidence,
+        ocr_confidence=confidence,
     )
+
+
+def parse_pdf(data: bytes) -> ParsedDocument:
+    """The whole PDF in one go (what :func:`read_pages` and :func:`assemble` do part by part)."""
+    return assemble([read_pages(data)])

@@ -19,6 +19,8 @@ _state = [0, 0, 0]  # done, total, heartbeats
 #: Longest document (pages, slides, image frames) that is parsed; a longer one fails with this reason, never partly.
 MAX_PAGES_ENV = "KBQA_PARSE_MAX_PAGES"
 DEFAULT_MAX_PAGES = 5000
+#: The pages ``FIRST-LAST`` (1-based, inclusive) a part-wise parse reads (``ingestion.parsing.parts``).
+PAGES_ENV = "KBQA_PARSE_PAGES"
 
 
 def max_pages() -> int:
@@ -26,6 +28,18 @@ def max_pages() -> int:
         return max(1, int(os.environ.get(MAX_PAGES_ENV, DEFAULT_MAX_PAGES)))
     except ValueError:
         return DEFAULT_MAX_PAGES
+
+
+def page_range() -> tuple[int, int] | None:
+    """The pages this child reads, or None for the whole document."""
+    value = os.environ.get(PAGES_ENV, "")
+    first, sep, last = value.partition("-")
+    if not sep:
+        return None
+    try:
+        return max(1, int(first)), max(1, int(last))
+    except ValueError:
+        return None
 
 
 def check_pages(total: int, unit: str = "pages") -> None:

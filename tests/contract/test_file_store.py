@@ -61,6 +61,20 @@ class FileStoreContract:
         store.delete("t1/zz/never-written")
         assert not store.exists("t1/aa/gone") and store.get("t1/aa/kept") == b"y"
 
+    def test_delete_prefix_removes_that_folder_only(self, store: FileStore) -> None:
+        for i in range(3):
+            store.put(f".parse-parts/d1/v1-ab-10-p50-f1/part-{i:05d}.json.gz", b"part")
+        store.put(".parse-parts/d1/v2-cd-11-p50-f1/part-00000.json.gz", b"part")
+        store.put(".parse-parts/d10/v1-ab-10-p50-f1/part-00000.json.gz", b"other document")
+        store.put("t1/aa/d1", b"an upload")
+        store.delete_prefix(".parse-parts/d1")
+        store.delete_prefix(".parse-parts/d1")  # a no-op the second time
+        store.delete_prefix(".parse-parts/never-written")
+        assert not store.exists(".parse-parts/d1/v1-ab-10-p50-f1/part-00001.json.gz")
+        assert not store.exists(".parse-parts/d1/v2-cd-11-p50-f1/part-00000.json.gz")
+        assert store.get(".parse-parts/d10/v1-ab-10-p50-f1/part-00000.json.gz") == b"other document"
+        assert store.get("t1/aa/d1") == b"an upload"
+
     def test_local_path_holds_the_bytes(self, store: FileStore) -> None:
         data = b"%PDF-1.4 pretend" * 100
         store.put("t1/pd/f.pdf", data)

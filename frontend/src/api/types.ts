@@ -220,6 +220,11 @@ export interface Stage {
   /** Pages read by OCR and their confidence (0-100) by page number. */
   ocr_pages?: number;
   ocr_confidence?: Record<string, number>;
+  /** A long PDF parsed in page-range parts: parts finished (saved) of all. */
+  parts_done?: number;
+  parts_total?: number;
+  /** Set when this attempt resumed from parts an earlier (interrupted) attempt saved: its first page parsed. */
+  resumed_from_page?: number;
 }
 
 export interface DocumentDetail extends DocumentSummary {

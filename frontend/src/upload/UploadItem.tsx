@@ -80,6 +80,14 @@ export function UploadItem({ upload, pollMs, onSettled }: Props) {
           ))}
         </ol>
       )}
+      {doc?.stages
+        .filter((s) => s.parts_total)
+        .map((s) => (
+          <p key={`${s.name}-parts`} className="muted parts-note">
+            {s.parts_done ?? 0} of {s.parts_total} parts parsed
+            {s.resumed_from_page ? `, resumed from page ${s.resumed_from_page} (earlier pages kept from the interrupted attempt)` : ""}
+          </p>
+        ))}
       {doc?.stages.some((s) => s.ocr_pages) && (
         <p className="muted">
           OCR read {doc.stages.reduce((n, s) => n + (s.ocr_pages ?? 0), 0)} page(s)

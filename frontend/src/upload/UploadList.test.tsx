@@ -105,4 +105,19 @@ describe("UploadList", () => {
     expect(await within(item).findByText("page 7 could not be read (KeyError)")).toBeInTheDocument();
     expect(within(item).getByText("OCR read 2 page(s)")).toBeInTheDocument();
   });
+
+  it("shows the parts of a long PDF and where a resumed attempt started", async () => {
+    const resumed = detail("parsing", {
+      stages: [
+        { name: "parsing", status: "running", progress: 0.7, started_at: "a", finished_at: null, duration_ms: null, detail: "210 of 300", parts_done: 4, parts_total: 6, resumed_from_page: 151 },
+      ],
+    });
+    mockFetch({ "GET /api/v1/documents/d1": () => jsonResponse(resumed) });
+    render(<UploadList uploads={[{ id: "d1", filename: "manual.pdf", status: "queued", duplicate: false }]} pollMs={5} />);
+    const item = screen.getByRole("listitem", { name: "manual.pdf" });
+    expect(await within(item).findByText("page 210 of 300")).toBeInTheDocument();
+    expect(
+      within(item).getByText("4 of 6 parts parsed, resumed from page 151 (earlier pages kept from the interrupted attempt)"),
+    ).toBeInTheDocument();
+  });
 });
