@@ -178,7 +178,7 @@ def main() -> None:
             raise SystemExit("dump needs --data-dir (the answer_quality.py data dir with demo/ and doc2dial/)")
         asyncio.run(dump(args.data_dir, args.cache, args.n))
         return
-    from app.generation.evaldata import MiniLMEmbedder
+    from evaluation.squad import MiniLMEmbedder
 
     items = pickle.loads(args.cache.read_bytes())
     embedder = MiniLMEmbedder()
