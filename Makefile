@@ -12,10 +12,10 @@ DEMO_DOCS := $(sort $(wildcard demo/kb/*.md demo/kb/*.html demo/kb/*.docx demo/k
 DEMO_ADMIN ?= admin@example.com
 export KBQA_DATA_DIR
 
-.PHONY: help install install-test services services-stop frontend run test test-python test-frontend bench bench-retrieval bench-ingest bench-answer bench-analytics lint api-types demo-docs clean
+.PHONY: help install install-test services services-stop frontend run test test-python test-frontend bench bench-retrieval bench-ingest bench-answer bench-analytics bench-distributed lint api-types demo-docs clean
 
 help: ## list targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}'
 
 install: ## create .venv and install kbqa, plus Tesseract and LibreOffice for the parsers when root (idempotent)
 	@bash scripts/install.sh
@@ -56,7 +56,7 @@ test-python: services
 test-frontend:
 	@bash scripts/build-frontend.sh --test
 
-bench: bench-retrieval bench-ingest bench-answer bench-analytics ## all benchmarks (tables and ratios)
+bench: bench-retrieval bench-ingest bench-answer bench-analytics bench-distributed ## all benchmarks (tables and ratios)
 
 bench-retrieval: install ## retrieval quality on the eval sets (LODO BM25 table, fusion table) + index latency at 100k chunks
 	@$(PY) -m evaluation.lodo
@@ -72,6 +72,10 @@ bench-ingest: ## ingest the enterprise document set vs a Haystack peer: states, 
 
 bench-analytics: services ## time each usage-analytics report on 100k logged questions in PostgreSQL (target < 500 ms)
 	@source .cache/test-services.env && $(PY) benchmarks/bench_analytics.py --questions 100000
+
+bench-distributed: services ## 2 APIs + 2 workers (PostgreSQL, Redis, Weaviate, MinIO) vs embedded: ingest docs/s, search and first-token p50/p95 at 1/8/32 streams
+	@KBQA_EXTRAS=dev,weaviate,s3 bash scripts/install.sh
+	@source .cache/test-services.env && $(PY) benchmarks/bench_distributed.py
 
 bench-answer: ## answer quality (demo support set, doc2dial, SQuAD v2 outcomes) + time to sources / first token per backend
 	@KBQA_EXTRAS=dev,local-llm bash scripts/install.sh

@@ -23,5 +23,8 @@ def make_celery(settings: Settings) -> Celery:
         broker_transport_options={"visibility_timeout": int(cfg.lease_s) + 60, "socket_connect_timeout": 3},
         worker_hijack_root_logger=False,
         worker_max_tasks_per_child=200,
+        # A pool process loads the ingest runtime (models) before it reports up: ~25 s on 2 busy cores. Celery's
+        # default 4 s killed every replacement of a recycled process, and the worker stopped taking jobs.
+        worker_proc_alive_timeout=300.0,
     )
     return app

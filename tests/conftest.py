@@ -69,21 +69,12 @@ def _pg_reachable() -> bool:
 @contextmanager
 def fresh_pg_database() -> Iterator[str]:
     """Create an empty PostgreSQL database, yield its URL, drop it afterwards (skipped when PostgreSQL is away)."""
-    import sqlalchemy as sa
+    from tests.servers import scratch_pg_database
 
     if not _pg_reachable():
         service_missing(f"PostgreSQL not reachable at {PG_ADMIN_URL.split('@')[-1]}")
-    name = f"kbqa_t_{uuid.uuid4().hex[:12]}"
-    admin = sa.create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
-    url = PG_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
-    try:
+    with scratch_pg_database(PG_ADMIN_URL) as url:
         yield url
-    finally:
-        with admin.connect() as conn:
-            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
 
 
 @pytest.fixture(scope="session")

@@ -1,5 +1,6 @@
-"""Helpers for tests that start real server processes: a free local port, waiting for a readiness URL, and real
-Weaviate and MinIO servers (the binaries ``scripts/build-go-servers.sh`` builds) on free loopback ports."""
+"""Helpers for tests that start real server processes: a free local port, waiting for a readiness URL, a scratch
+PostgreSQL database, and real Weaviate and MinIO servers (the binaries ``scripts/build-go-servers.sh`` builds) on
+free loopback ports."""
 
 from __future__ import annotations
 
@@ -56,6 +57,27 @@ def wait_ready(url: str, proc: subprocess.Popen, log: Path, timeout_s: float, pa
         if time.monotonic() > deadline:
             raise RuntimeError(f"server not ready after {timeout_s:.0f} s: {log.read_text()[-3000:]}")
         time.sleep(0.3)
+
+
+@contextmanager
+def scratch_pg_database(admin_url: str, prefix: str = "kbqa_t_") -> Iterator[str]:
+    """Create an empty database on the PostgreSQL server of ``admin_url``, yield its URL, drop it afterwards."""
+    import uuid
+
+    import sqlalchemy as sa
+
+    name = f"{prefix}{uuid.uuid4().hex[:12]}"
+    admin = sa.create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+        try:
+            yield admin_url.rsplit("/", 1)[0] + f"/{name}"
+        finally:
+            with admin.connect() as conn:
+                conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    finally:
+        admin.dispose()
 
 
 # -- Weaviate ---------------------------------------------------------------------------------------------------------

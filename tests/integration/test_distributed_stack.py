@@ -1,21 +1,19 @@
 """The distributed layout on real parts: two ``kbqa serve`` processes and two ``kbqa worker`` processes, each with a
 data dir of its own (nothing shared on disk), on PostgreSQL (documents, chunks and the knowledge graph), Redis (the
 broker), Weaviate (keyword + vector; its own server here, so the test can restart it) and MinIO (uploaded
-originals). Uploads go through both APIs; one worker is SIGKILLed mid-job and replaced, and Weaviate is stopped and
-restarted during ingestion (both APIs answer ``/readyz`` ``degraded`` meanwhile, and search still answers). Then every
-document is indexed exactly once, the chunk rows, the Weaviate objects and the graph's chunk nodes agree, and both
-APIs return the same search results and cite the same passages."""
+originals), started by tests/distributed_stack.py. 200 documents are uploaded through both APIs (a long one, six
+topics, generated product sheets); one worker is SIGKILLed mid-job and replaced, and Weaviate is stopped and restarted
+during ingestion (both APIs answer ``/readyz`` ``degraded`` meanwhile, and search still answers). Then every document
+is indexed exactly once, the chunk rows, the Weaviate objects and the graph's chunk nodes agree, and both APIs return
+the same search results and cite the same passages."""
 
 from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,23 +22,18 @@ import pytest
 import sqlalchemy as sa
 
 from tests.conftest import service_missing
-from tests.servers import (
-    WeaviatePorts,
-    WeaviateServer,
-    free_port,
-    start_weaviate,
-    stop_process,
-    wait_ready,
-    weaviate_binary,
-)
+from tests.distributed_stack import Stack, product_docs, run_stack, upload, wait_indexed
+from tests.servers import MinioServer, weaviate_binary
 from tests.sse import parse_sse
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 pytest.importorskip("weaviate", reason="weaviate-client (the 'weaviate' extra) is not installed")
 pytest.importorskip("minio", reason="the minio client (the 's3' extra) is not installed")
 
-REPO = Path(__file__).resolve().parents[2]
-
+#: Documents uploaded in all: the long one (whose worker is killed), the six topics, and generated product sheets.
+DOCUMENTS = 200
+#: Product sheets per upload request (the requests alternate between the two APIs).
+BATCH = 25
 TOPICS = [
     ("orion.md", "Orion Lamp", "The Orion lamp uses a 7 W G9 bulb; replace the bulb every 18 months."),
     ("kestrel.md", "Kestrel Hub", "The Kestrel hub pairs with sensors by holding the reset button for 5 seconds."),
@@ -51,134 +44,13 @@ TOPICS = [
 ]
 
 
-@dataclass
-class Stack:
-    env: dict[str, str]
-    tmp: Path
-    pg_url: str
-    weaviate: WeaviateServer
-    weaviate_ports: WeaviatePorts
-    weaviate_binary: Path
-    apis: list[str] = field(default_factory=list)
-    procs: list[subprocess.Popen] = field(default_factory=list)
-    workers: list[subprocess.Popen] = field(default_factory=list)
-
-    def _env(self, name: str) -> dict[str, str]:
-        data = self.tmp / name
-        data.mkdir(parents=True, exist_ok=True)
-        return {**self.env, "KBQA_DATA_DIR": str(data)}
-
-    def cli(self, *args: str, timeout: float = 180) -> str:
-        out = subprocess.run(
-            [sys.executable, "-m", "app.cli", *args],
-            cwd=REPO,
-            env=self._env("cli"),
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
-        assert out.returncode == 0, out.stderr[-3000:]
-        return out.stdout
-
-    def start_api(self) -> str:
-        port = free_port()
-        name = f"api-{len(self.apis)}"
-        log = self.tmp / f"{name}.log"
-        with log.open("ab") as out:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "app.cli", "serve", "--port", str(port)],
-                cwd=REPO,
-                env=self._env(name),
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        self.procs.append(proc)
-        url = f"http://127.0.0.1:{port}"
-        wait_ready(url, proc, log, timeout_s=300)
-        self.apis.append(url)
-        return url
-
-    def start_worker(self) -> subprocess.Popen:
-        name = f"worker-{len(self.workers)}"
-        with (self.tmp / f"{name}.log").open("ab") as out:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "app.cli", "worker", "--concurrency", "1", "--loglevel", "WARNING"],
-                cwd=REPO,
-                env=self._env(name),
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        self.procs.append(proc)
-        self.workers.append(proc)
-        return proc
-
-    def stop_weaviate(self) -> None:
-        assert self.weaviate.proc is not None
-        stop_process(self.weaviate.proc)
-
-    def start_weaviate(self) -> None:
-        """(Re)start the stack's Weaviate: same ports, same data dir, so it comes back with its data."""
-        self.weaviate = start_weaviate(self.weaviate_binary, self.tmp / "weaviate", self.weaviate_ports, 120)
-
-    def logs(self) -> str:
-        return "\n".join(f"--- {p.name}\n{p.read_text()[-2000:]}" for p in sorted(self.tmp.glob("*.log")))
-
-
 @pytest.fixture
-def stack(tmp_path: Path, pg_url: str, redis_url: str, minio_server: Any) -> Iterator[Stack]:
-    import redis
-
+def stack(tmp_path: Path, pg_url: str, redis_url: str, minio_server: MinioServer) -> Iterator[Stack]:
     binary = weaviate_binary()
     if not binary.is_file():
         service_missing(f"no Weaviate server: {binary} not built (run `bash scripts/build-go-servers.sh`)")
-    ports = WeaviatePorts.free()
-    weaviate_server = start_weaviate(binary, tmp_path / "weaviate", ports, 120)
-    redis.Redis.from_url(redis_url).flushdb()
-    env = {
-        **os.environ,
-        "KBQA_DATABASE__URL": pg_url,
-        "KBQA_INGESTION__EXECUTOR": "celery",
-        "KBQA_INGESTION__BROKER_URL": redis_url,
-        "KBQA_INGESTION__LEASE_S": "10",
-        "KBQA_INGESTION__MAX_ATTEMPTS": "6",
-        "KBQA_INGESTION__RETRY_BACKOFF_S": "2",
-        "KBQA_INDEX__BACKEND": "weaviate",
-        "KBQA_INDEX__WEAVIATE_URL": weaviate_server.url,
-        "KBQA_INDEX__WEAVIATE_GRPC_PORT": str(weaviate_server.grpc_port),
-        "KBQA_INDEX__GRAPH_BACKEND": "postgres",
-        "KBQA_FILE_STORE__BACKEND": "s3",
-        "KBQA_FILE_STORE__S3_ENDPOINT": minio_server.url,
-        "KBQA_FILE_STORE__S3_BUCKET": f"kbqa-dist-{uuid.uuid4().hex[:10]}",
-        "KBQA_FILE_STORE__S3_ACCESS_KEY": minio_server.access_key,
-        "KBQA_FILE_STORE__S3_SECRET_KEY": minio_server.secret_key,
-        "KBQA_API__REQUESTS_PER_MINUTE": "0",
-        "KBQA_API__TOKENS_PER_MINUTE": "0",
-        "HF_HUB_OFFLINE": "1",
-        "DO_NOT_TRACK": "1",
-    }
-    s = Stack(
-        env=env, tmp=tmp_path, pg_url=pg_url, weaviate=weaviate_server, weaviate_ports=ports, weaviate_binary=binary
-    )
-    try:
-        s.cli("migrate")
+    with run_stack(tmp_path, pg_url=pg_url, redis_url=redis_url, minio=minio_server, weaviate_binary=binary) as s:
         yield s
-    finally:
-        for proc in s.procs:
-            stop_process(proc)
-        s.stop_weaviate()
-
-
-def wait_all(client: httpx.Client, ids: list[str], timeout_s: float) -> dict[str, dict[str, Any]]:
-    deadline = time.monotonic() + timeout_s
-    docs: dict[str, dict[str, Any]] = {}
-    while time.monotonic() < deadline:
-        docs = {i: client.get(f"/api/v1/documents/{i}").json() for i in ids}
-        if all(d["status"] in ("indexed", "failed") for d in docs.values()):
-            return docs
-        time.sleep(1)
-    raise AssertionError(f"documents stuck: { {i: d.get('status') for i, d in docs.items()} }")
 
 
 def wait_status(client: httpx.Client, status: str, timeout_s: float) -> None:
@@ -214,8 +86,7 @@ def test_two_apis_two_workers_on_the_distributed_engines(stack: Stack) -> None:
     for _ in range(2):
         stack.start_worker()
     api_a, api_b = stack.start_api(), stack.start_api()
-    key = stack.cli("keys", "create", "--quiet", "--tenant", tenant, "--role", "editor", "--name", "dist")
-    key = key.strip().splitlines()[-1]
+    key = stack.create_key(tenant=tenant)
     clients = [
         httpx.Client(base_url=u, headers={"Authorization": f"Bearer {key}"}, timeout=120) for u in (api_a, api_b)
     ]
@@ -233,10 +104,7 @@ def test_two_apis_two_workers_on_the_distributed_engines(stack: Stack) -> None:
         long_id = r.json()["documents"][0]["id"]
         ids = [long_id]
         for i, (name, title, text) in enumerate(TOPICS):
-            doc = f"# {title}\n\n## Facts\n\n{text}\n".encode()
-            r = clients[i % 2].post("/api/v1/documents", files=[("files", (name, doc, "text/markdown"))])
-            assert r.status_code == 202, r.text
-            ids.append(r.json()["documents"][0]["id"])
+            ids += upload(clients[i % 2], [(name, f"# {title}\n\n## Facts\n\n{text}\n".encode())])
 
         # SIGKILL the worker holding the long document's job while it runs, and start a replacement.
         deadline = time.monotonic() + 240
@@ -250,6 +118,12 @@ def test_two_apis_two_workers_on_the_distributed_engines(stack: Stack) -> None:
         victim.wait(timeout=10)
         stack.start_worker()
 
+        # The product sheets fill the queue behind them; Weaviate's outage below falls in their ingestion.
+        sheets = product_docs(DOCUMENTS - len(ids))
+        for i in range(0, len(sheets), BATCH):
+            ids += upload(clients[(i // BATCH) % 2], sheets[i : i + BATCH])
+        assert len(set(ids)) == DOCUMENTS
+
         # Weaviate goes away during ingestion: both APIs stay up as "degraded" and still answer searches (graph).
         stack.stop_weaviate()
         for c in clients:
@@ -260,7 +134,7 @@ def test_two_apis_two_workers_on_the_distributed_engines(stack: Stack) -> None:
         for c in clients:
             wait_status(c, "ready", timeout_s=90)  # the API reconnects to Weaviate on its own
 
-        docs = wait_all(clients[1], ids, timeout_s=600)
+        docs = wait_indexed(clients[1], ids, timeout_s=900)
         assert all(d["status"] == "indexed" for d in docs.values()), {
             i: (d["status"], d.get("failure_reason")) for i, d in docs.items()
         }
