@@ -251,7 +251,8 @@ _GENERIC_FOCUS = frozenset("way thing things kind type number amount name part o
 _PRICE_QUESTION = re.compile(r"\bhow\s+much\s+(?:does|do|is|are|will|would|did)\b(?!.*\b(?:weight|data|storage|space|"
                              r"power|time|memory)\b)|\b(?:price|cost)\s+of\b|\bhow\s+much\b.*\b(?:cost|costs|price|"
                              r"charge|pay)\b", re.IGNORECASE)
-_MONEY = re.compile(r"[$€£]\s?\d|\b\d+(?:[.,]\d+)?\s?(?:(?:us|u\.s\.|canadian|australian)\s)?(?:dollars?|euros?|pounds?|"
+_MONEY = re.compile(r"[$€£]\s?\d|\b\d+(?:[.,]\d+)?\s?(?:(?:us|u\.s\.|canadian|australian)\s)?"
+                    r"(?:dollars?|euros?|pounds?|"
                     r"usd|eur|gbp|cents?)\b|\bfree\b|"
                     r"\bno\s+(?:extra\s+)?(?:cost|charge|fee)\b", re.IGNORECASE)
 
