@@ -92,15 +92,16 @@ def worker(
     concurrency: Annotated[int, typer.Option(help="worker processes")] = 1,
     loglevel: Annotated[str, typer.Option()] = "INFO",
 ) -> None:
-    """Run a Celery ingestion worker (distributed mode) on the ``ingest`` queue."""
-    from ingestion.celery_app import make_celery
+    """Run a Celery ingestion worker (distributed mode) on every per-tenant ``ingest.<k>`` queue, in turn."""
+    from ingestion.celery_app import ingest_queues, make_celery
 
-    app = make_celery(_settings())
+    settings = _settings()
+    app = make_celery(settings)
     app.worker_main(
         [
             "worker",
             "-Q",
-            "ingest",
+            ",".join(ingest_queues(settings.ingestion.tenant_queues)),
             "--concurrency",
             str(concurrency),
             "-P",

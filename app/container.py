@@ -150,7 +150,7 @@ def build_container(settings: Settings) -> Container:
     )
     dispatcher: InlineDispatcher | CeleryDispatcher
     if settings.ingestion.executor == "celery":
-        dispatcher = CeleryDispatcher(settings)
+        dispatcher = CeleryDispatcher(settings, tenant_of=lambda job_id: _job_tenant(db, job_id))
     else:  # embedded mode: this process runs the pipeline itself, on the same indexes it searches
         pipeline = IngestPipeline(
             settings=settings, db=db, indexes=indexes, embedder=embedder, extractor=EntityExtractor(), files=files

@@ -39,6 +39,11 @@ class IngestionSettings(BaseModel):
     #: another tenant's upload).
     inline_workers: int = Field(default=2, ge=1, le=16)
     broker_url: str = "redis://127.0.0.1:6379/0"
+    #: Celery mode: jobs go to ``ingest.0`` .. ``ingest.<N-1>``, the queue picked by a stable hash of the tenant, and
+    #: every worker consumes all of them; the Redis transport takes from the non-empty queues in turn. So one tenant's
+    #: backlog is one queue among N, and another tenant's upload waits for the jobs already running, not behind the
+    #: backlog (two tenants that hash to one queue share it, first in first out). 1: one queue, ``ingest.0``.
+    tenant_queues: int = Field(default=8, ge=1, le=64)
     #: Target chunk size and overlap, in tokens of the embedding model's tokenizer.
     chunk_target_tokens: int = Field(default=160, ge=16, le=2048)
     chunk_overlap_tokens: int = Field(default=24, ge=0, le=512)

@@ -133,14 +133,21 @@ class InlineDispatcher:
 
 
 class CeleryDispatcher:
-    """Sends the job id to the ``ingest`` queue. Raises when the broker cannot be reached (the job stays in the
+    """Sends the job id to its tenant's queue (:func:`ingestion.celery_app.ingest_queue`; ``tenant_of(job_id)`` names
+    the tenant, all jobs go to one queue without it). Raises when the broker cannot be reached (the job stays in the
     outbox and the sweeper retries)."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, *, tenant_of: Callable[[str], str] | None = None) -> None:
         from ingestion.celery_app import make_celery
 
         self._settings = settings
+        self._tenant_of = tenant_of
         self._app = make_celery(settings)
+
+    def queue_for(self, job_id: str) -> str:
+        from ingestion.celery_app import ingest_queue
+
+        return ingest_queue(self._tenant_of(job_id) if self._tenant_of else "", self._settings.ingestion.tenant_queues)
 
     def dispatch(self, job_id: str) -> None:
         from ingestion.tasks import TaskName
@@ -148,7 +155,7 @@ class CeleryDispatcher:
         self._app.send_task(
             TaskName.INGEST_DOCUMENT.value,
             args=[job_id],
-            queue="ingest",
+            queue=self.queue_for(job_id),
             expires=self._settings.ingestion.task_expires_s,
             retry=False,
         )

@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 import yaml
 
+from core.settings import Settings
+from ingestion.celery_app import ingest_queues
 from tests.deploy._support import DEPLOY, build_settings, find_tool
 
 pytestmark = pytest.mark.unit
@@ -95,8 +97,11 @@ def test_worker_scales_on_the_ingest_queue(rendered: tuple[str, list[Resource]])
     _, resources = rendered
     scaled = by_kind(resources, "ScaledObject")["kbqa-worker"]
     assert scaled["spec"]["scaleTargetRef"]["name"] in by_kind(resources, "Deployment")
-    trigger = scaled["spec"]["triggers"][0]
-    assert trigger["type"] == "redis" and trigger["metadata"]["listName"] == "ingest"
+    triggers = scaled["spec"]["triggers"]
+    assert [t["metadata"]["listName"] for t in triggers] == ingest_queues(Settings().ingestion.tenant_queues)[:-1]
+    same = {**triggers[0]["metadata"], "listName": None}
+    assert all(t["type"] == "redis" and {**t["metadata"], "listName": None} == same for t in triggers)
+    trigger = triggers[0]
     host, port = trigger["metadata"]["address"].split(":")
     service, namespace = host.split(".")[:2]
     redis = by_kind(resources, "Service")[service]

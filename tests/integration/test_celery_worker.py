@@ -16,6 +16,7 @@ from app.cli import migrate_database
 from core.db import repositories as repo
 from core.db.session import Database
 from core.settings import Settings
+from ingestion.celery_app import ingest_queue
 from ingestion.executors import CeleryDispatcher
 from ingestion.service import IngestService
 
@@ -53,7 +54,11 @@ def distributed(tmp_path, pg_url, redis_url):
     )
     migrate_database(settings)
     db = Database(pg_url)
-    service = IngestService(settings=settings, db=db, dispatcher=CeleryDispatcher(settings), indexes=NoIndexes())
+    with db.session() as s:
+        for tenant in ("acme", "globex"):
+            repo.get_or_create_tenant(session=s, tenant_id=tenant)
+    dispatcher = CeleryDispatcher(settings, tenant_of=lambda job_id: _job_tenant(db, job_id))
+    service = IngestService(settings=settings, db=db, dispatcher=dispatcher, indexes=NoIndexes())
     workers: list[subprocess.Popen] = []
 
     def start_worker() -> subprocess.Popen:
@@ -79,12 +84,17 @@ def distributed(tmp_path, pg_url, redis_url):
     db.dispose()
 
 
-def wait_for(db: Database, document_id: str, states: set[str], timeout: float) -> str:
+def _job_tenant(db: Database, job_id: str) -> str:
+    with db.session() as s:
+        return repo.job_tenant(session=s, job_id=job_id)
+
+
+def wait_for(db: Database, document_id: str, states: set[str], timeout: float, *, tenant_id: str = "default") -> str:
     deadline = time.monotonic() + timeout
     status = ""
     while time.monotonic() < deadline:
         with db.session() as s:
-            status = repo.get_document(session=s, tenant_id="default", document_id=document_id).status
+            status = repo.get_document(session=s, tenant_id=tenant_id, document_id=document_id).status
         if status in states:
             return status
         time.sleep(0.3)
@@ -133,3 +143,26 @@ def test_killed_worker_job_still_finishes_without_duplicates(distributed):
         assert job.attempts >= 2
         assert len(chunks) == len({c.id for c in chunks}) == d.chunk_count
         assert len({c.order for c in chunks}) == len(chunks)
+
+
+def test_another_tenants_upload_overtakes_a_backlog(distributed):
+    """Tenant acme queues 8 documents, then tenant globex one: one worker process takes the tenants' queues in turn,
+    so globex's document is among the first two jobs, not the ninth (one shared queue ran it last)."""
+    service, db, start_worker = distributed
+    queues = Settings().ingestion.tenant_queues
+    assert ingest_queue("acme", queues) != ingest_queue("globex", queues), "the test needs two different queues"
+    faq = (REPO / "demo/kb/faq.md").read_bytes()
+    backlog = [
+        service.submit(tenant_id="acme", filename=f"faq-{i}.md", data=faq + f"\n\nCopy {i}.\n".encode()).document
+        for i in range(8)
+    ]
+    small = service.submit(tenant_id="globex", filename="hello.md", data=b"# Hello\n\nGlobex opens at nine.\n").document
+    start_worker()  # every job is queued before the worker takes the first
+    assert wait_for(db, small.id, {"indexed", "failed"}, 240, tenant_id="globex") == "indexed"
+    with db.session() as s:
+        done = [repo.latest_job(session=s, document_id=d.id) for d in backlog]
+        small_job = repo.latest_job(session=s, document_id=small.id)
+        before = [j for j in done if j.finished_at is not None and j.finished_at <= small_job.finished_at]
+    assert len(before) <= 1, f"{len(before)} of acme's backlog ran before globex's upload"
+    for d in backlog:  # and the backlog still drains
+        assert wait_for(db, d.id, {"indexed", "failed"}, 300, tenant_id="acme") == "indexed"
