@@ -217,14 +217,19 @@ def _steps(question: str, pieces: Sequence[Piece]) -> list[str] | None:
 
 def _candidates(pieces: Sequence[Piece]) -> list[tuple[int, str, str]]:
     """(passage number, sentence or table row or list item, kind) in document order."""
-    out: list[tuple[int, str, str]] = []
-    for n, blk in pieces:
+    return [c for c, _ in _located(pieces)]
+
+
+def _located(pieces: Sequence[Piece]) -> list[tuple[tuple[int, str, str], int]]:
+    """:func:`_candidates`, each with the index of the block (paragraph, list, table) it comes from."""
+    out: list[tuple[tuple[int, str, str], int]] = []
+    for b, (n, blk) in enumerate(pieces):
         if blk.kind == "para":
-            out += [(n, s, "sentence") for s in split_sentences(blk.lines[0]) if not s.endswith(("?", ":"))]
+            out += [((n, s, "sentence"), b) for s in split_sentences(blk.lines[0]) if not s.endswith(("?", ":"))]
         elif blk.kind == "list":
-            out += [(n, s, "item") for s in blk.lines]
+            out += [((n, s, "item"), b) for s in blk.lines]
         elif blk.kind == "table":
-            out += [(n, s, "table_row") for s in table_sentences(blk.lines)]
+            out += [((n, s, "table_row"), b) for s in table_sentences(blk.lines)]
     return out
 
 
@@ -250,13 +255,17 @@ def _render(pieces: Sequence[Piece], limit: int) -> list[str] | None:
 def compose(
     question: str, unit: Sequence[Passage], others: Sequence[Passage], label: str, *, scorer: Scorer | None = None,
     whole_limit: int = 10, max_following: int = 2, want: Intent | None = None, explain_ratio: float = 0.7,
+    short_paragraph: int = 3,
 ) -> Composed | None:
     """Compose the answer from ``unit`` (the answering section's passages) and, for one extra point, ``others``.
 
     How-to: the subsection whole when it has at most ``whole_limit`` sentences, items and rows; else its best list
-    with the sentence that introduces it; else the best sentence and what follows it. Fact: the best sentence or table
-    row and up to ``max_following`` following sentences of its paragraph that stay on the point. Explain: the lead
-    sentences and the best one, and the best one beyond the lead when it scores ``explain_ratio`` of the best.
+    with the sentence that introduces it; else the best sentence and what follows it. Fact: the best sentence's
+    paragraph when it has at most ``short_paragraph`` sentences (those on its point: sharing a content term with the
+    question or the best sentence); else the best sentence or table row and up to ``max_following`` following
+    sentences of its paragraph that stay on the point. Explain: the lead sentences (with the rest of a short lead
+    paragraph on their point) and the best one, and the best one beyond the lead when it scores ``explain_ratio`` of
+    the best.
     ``scorer`` scores candidate sentences against the question (higher is better); without it, the share of the
     question's content terms is used. ``want`` overrides the kind read from the question.
     None when the unit has nothing to quote."""
@@ -272,18 +281,36 @@ def compose(
         if lines:
             sep = "\n" if any(ln[:1].isdigit() or ln.startswith("- ") for ln in lines) else " "
             return Composed(head + "\n" + sep.join(lines), want, "section", sorted({n for n, _ in pieces}))
-    cands = _candidates(pieces)
+    located = _located(pieces)
+    cands = [c for c, _ in located]
     if not cands:
         return None
     scores = score([s for _, s, _ in cands])
     best = max(range(len(cands)), key=lambda i: scores[i])
+
+    def paragraph(i: int) -> list[int]:
+        """The sentences of candidate ``i``'s paragraph, when it is a short one (at most ``short_paragraph``), that
+        share a content term with the question or with sentence ``i`` (on the same point); [] otherwise."""
+        same = [j for j, (c, b) in enumerate(located) if b == located[i][1] and c[2] == "sentence"]
+        if cands[i][2] != "sentence" or len(same) > short_paragraph:
+            return []
+        point = set(content_terms(question)) | set(content_terms(cands[i][1]))
+        return [j for j in same if j == i or point & set(content_terms(cands[j][1]))]
+
     if want == "explain":
         lead = [i for i, c in enumerate(cands) if c[2] == "sentence" and len(c[1].split()) >= 4][:2]
         # the best point beyond the lead ("what does solid amber mean": the table row), when it is near the best
         rest = [i for i in range(len(cands)) if i not in lead]
         point = max(rest, key=lambda i: scores[i]) if rest else best
-        picked = sorted({*lead, best, *([point] if scores[point] >= explain_ratio * scores[best] else [])})
+        # a short lead paragraph is quoted whole ("...smart alerts. Live view ... work without a subscription.")
+        whole = paragraph(lead[0]) if lead else []
+        picked = sorted({*lead, *whole, best, *([point] if scores[point] >= explain_ratio * scores[best] else [])})
         kind = "lead"
+    elif len(paragraph(best)) > 1:
+        # a short paragraph on one point is told whole: "A subscription belongs to a home, not to a person. Every
+        # member of the home ... receives the smart alerts of the plan."
+        picked = paragraph(best)
+        kind = "sentences"
     else:
         picked = [best]
         q_terms = set(content_terms(question)) | set(content_terms(cands[best][1]))

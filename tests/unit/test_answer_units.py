@@ -280,3 +280,18 @@ def test_a_currency_the_question_names_must_be_in_the_section() -> None:
     assert in_pounds.outcome == "partial" and in_pounds.missing == ("pounds",)
     assert answerability.assess("Is Protect Plus billed in dollars?", chunks, unit).outcome == "answered"
     assert answerability.missing_currencies("How many pounds does the Hub weigh?", "It weighs 0.3 kg") == []
+
+
+def test_a_fact_in_a_short_paragraph_is_told_with_the_sentences_on_its_point() -> None:
+    """The best sentence of a short paragraph comes with the paragraph's other sentences on the same point (the one
+    before it too); a sentence on another point stays out."""
+    sharing = ("Plans > Sharing\n\nA subscription belongs to a home, not to a person. Every member of the home can "
+               "view the cloud history and receives the smart alerts of the plan. Prices are listed in the shop.")
+    out = compose("do my wife and I both get the smart alerts with one plan",
+                  [Passage(1, sharing, "Plans > Sharing")], [], "Plans › Sharing")
+    assert out is not None and out.kind == "sentences"
+    assert "belongs to a home, not to a person" in out.text and "receives the smart alerts" in out.text
+    assert "Prices are listed" not in out.text
+    oil = "History\n\nPrices rose sharply. The oil embargo began in October 1973. It ended in March 1974."
+    only = compose("When did the oil embargo begin?", [Passage(1, oil, "History")], [], "History")
+    assert only is not None and "Prices rose" not in only.text and "March 1974" not in only.text
