@@ -57,6 +57,10 @@ class IngestionSettings(BaseModel):
     #: Documents with more pages (slides, image frames) fail with the reason instead of being indexed partly.
     parse_max_pages: int = Field(default=5000, ge=1)
     parse_memory_mb: int = Field(default=2048, ge=128)
+    #: Parser processes kept started and imported ahead of time, per ingesting process (each parse still gets its
+    #: own process and limits; a spare saves the 0.3-0.8 s of interpreter start and imports, and holds ~85 MB). 0: a
+    #: fresh process per parse.
+    parse_warm_spares: int = Field(default=2, ge=0, le=16)
     #: A PDF of more pages is parsed in parts of this many pages, each in its own child, each saved when done; a job
     #: retried after its worker died parses only the pages no saved part holds. 50: a part costs about 1 s more than
     #: its pages (a child start and the file opened again; ~10% of 50 text pages at ~0.2 s each), and a crash loses at

@@ -132,6 +132,7 @@ class IngestPipeline:
                 max_pages=cfg.parse_max_pages,
                 convert_timeout_s=cfg.convert_timeout_s,
                 max_total_s=cfg.parse_max_s,
+                warm_spares=cfg.parse_warm_spares,
             )
             digest, size = file_digest(path)
             store = FilePartStore(

@@ -5,16 +5,18 @@ The fake parsers below are loaded *by the child process* through ``run_isolated`
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from core.errors import AppError, ErrorCode
 from ingestion.parsing import parse_file, progress
-from ingestion.parsing.isolation import ParseOptions, run_isolated
+from ingestion.parsing.isolation import POOL, ParseOptions, run_isolated
 from ingestion.parsing.model import ParsedDocument
 
 pytestmark = pytest.mark.unit
@@ -65,11 +67,21 @@ def fake_buggy_parser(path: Path, filename: str | None) -> ParsedDocument:
     raise KeyError("word/document.xml")
 
 
-def _failure(target: str, tmp_path: Path, timeout_s: float = 60, memory_mb: int = 512) -> str:
+def fake_reporting_parser(path: Path, filename: str | None) -> ParsedDocument:
+    """Says which process parsed, and what the job's environment held."""
+    seen = {"pid": os.getpid(), "pages": os.environ.get(progress.PAGES_ENV, ""), "cwd": os.getcwd()}
+    return ParsedDocument(title=json.dumps(seen), mime_type="text/plain", doc_type="txt")
+
+
+def _failure(
+    target: str, tmp_path: Path, timeout_s: float = 60, memory_mb: int = 512, options: ParseOptions | None = None
+) -> str:
     path = tmp_path / "input.bin"
     path.write_bytes(b"anything")
     with pytest.raises(AppError) as err:
-        run_isolated(f"{HERE}:{target}", path, filename="input.bin", timeout_s=timeout_s, memory_mb=memory_mb)
+        run_isolated(
+            f"{HERE}:{target}", path, filename="input.bin", timeout_s=timeout_s, memory_mb=memory_mb, options=options
+        )
     assert err.value.code == ErrorCode.PARSE_FAILED
     assert "Traceback" not in err.value.message
     return err.value.message
@@ -143,3 +155,67 @@ def test_a_helper_with_its_own_timeout_keeps_the_parser_alive(tmp_path: Path) ->
     path.write_bytes(b"anything")
     doc = run_isolated(f"{HERE}:fake_parser_waiting_on_a_helper", path, filename=None, timeout_s=1.5, memory_mb=512)
     assert doc.title == "converted"
+
+
+WARM = ParseOptions(warm_spares=1)
+
+
+def _seen(doc: ParsedDocument) -> dict[str, Any]:
+    return json.loads(doc.title)
+
+
+def _report(tmp_path: Path, options: ParseOptions = WARM) -> dict[str, Any]:
+    path = tmp_path / "input.bin"
+    path.write_bytes(b"anything")
+    return _seen(
+        run_isolated(f"{HERE}:fake_reporting_parser", path, filename=None, timeout_s=30, memory_mb=512, options=options)
+    )
+
+
+@pytest.mark.parametrize(
+    ("target", "timeout_s", "reason"),
+    [
+        ("fake_segfault_parser", 60, "parser crashed (segmentation fault)"),
+        ("fake_hanging_parser", 3, "parser timed out after 3 s"),
+        ("fake_greedy_parser", 60, "parser ran out of memory (limit 512 MB)"),
+        ("fake_buggy_parser", 60, "parser error (KeyError: 'word/document.xml')"),
+    ],
+)
+def test_a_warm_process_fails_exactly_like_a_fresh_child_and_is_not_used_again(
+    tmp_path: Path, target: str, timeout_s: float, reason: str
+) -> None:
+    warm = _report(tmp_path)["pid"]
+    assert POOL.idle_pids() == [warm]  # the failing job below runs in this warm process
+    assert _failure(target, tmp_path, timeout_s=timeout_s, options=WARM) == reason
+    assert warm not in POOL.idle_pids()
+    assert _report(tmp_path)["pid"] != warm  # the next parse gets a new process
+
+
+def test_a_warm_process_takes_the_next_job_with_that_jobs_environment(tmp_path: Path) -> None:
+    first = _report(tmp_path, ParseOptions(warm_spares=1, pages=(51, 100)))
+    assert first["pages"] == "51-100"
+    second = _report(tmp_path)
+    assert second["pid"] == first["pid"]  # the same process, already warm
+    assert second["pages"] == ""  # the previous job's part does not leak into this one
+    assert second["cwd"] != first["cwd"] and not Path(first["cwd"]).exists()  # each job's folder goes with it
+    assert _report(tmp_path, ParseOptions())["pid"] != first["pid"]  # warm_spares=0: a fresh process
+
+
+def test_a_warm_process_is_replaced_after_max_jobs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ingestion.parsing import isolation
+
+    POOL.close()
+    monkeypatch.setattr(isolation, "MAX_JOBS", 2)
+    pids = [_report(tmp_path)["pid"] for _ in range(3)]
+    assert pids[0] == pids[1] != pids[2]
+
+
+def test_a_dead_idle_process_is_replaced_not_used(tmp_path: Path) -> None:
+    dead = _report(tmp_path)["pid"]
+    os.kill(dead, signal.SIGKILL)
+    time.sleep(0.2)
+    path = tmp_path / "ok.md"
+    path.write_text("# Title\n\nStill parsed.\n")
+    doc = parse_file(path, timeout_s=60, options=WARM)
+    assert [e.text for e in doc.elements] == ["Title", "Still parsed."]
+    assert dead not in POOL.idle_pids()
