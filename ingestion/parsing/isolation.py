@@ -171,6 +171,17 @@ class _Child:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+def _address_space_mb(pid: int) -> float:
+    """A process's virtual memory size (what RLIMIT_AS bounds) in MB; infinite when it cannot be read."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return float("inf")
+
+
 class WarmPool:
     """Parser processes kept between parses, so a parse does not wait for an interpreter and its imports.
 
@@ -205,9 +216,12 @@ class WarmPool:
                 child.discard()
         return found or _Child(warm=True)
 
-    def give_back(self, child: _Child, *, clean: bool, spares: int) -> None:
+    def give_back(self, child: _Child, *, clean: bool, spares: int, memory_mb: int) -> None:
+        """Keep ``child`` for the next parse, or end it (see the class); also ended once its address space has
+        grown past half of ``memory_mb``, so the next job keeps most of its limit for itself."""
+        roomy = _address_space_mb(child.proc.pid) < memory_mb / 2
         with self._lock:
-            keep = clean and child.alive() and child.jobs < MAX_JOBS and len(self._idle) < spares
+            keep = clean and roomy and child.alive() and child.jobs < MAX_JOBS and len(self._idle) < spares
             if keep:
                 self._idle.append(child)
         if not keep:
@@ -299,7 +313,7 @@ def run_isolated(
     finally:
         shutil.rmtree(job, ignore_errors=True)
         if warm:
-            POOL.give_back(child, clean=clean, spares=options.warm_spares)
+            POOL.give_back(child, clean=clean, spares=options.warm_spares, memory_mb=memory_mb)
         else:
             child.discard()
     if status != "ok":

@@ -210,6 +210,18 @@ def test_a_warm_process_is_replaced_after_max_jobs(tmp_path: Path, monkeypatch: 
     assert pids[0] == pids[1] != pids[2]
 
 
+def test_a_warm_process_that_grew_past_half_its_memory_limit_is_replaced(tmp_path: Path) -> None:
+    path = tmp_path / "input.bin"
+    path.write_bytes(b"anything")
+    pids = [
+        _seen(
+            run_isolated(f"{HERE}:fake_reporting_parser", path, filename=None, timeout_s=30, memory_mb=mb, options=WARM)
+        )["pid"]  # fmt: skip
+        for mb in (2048, 300, 2048)  # a warm process's preloaded parsers take ~220 MB of address space: > 300 / 2
+    ]
+    assert pids[0] == pids[1] != pids[2]
+
+
 def test_a_dead_idle_process_is_replaced_not_used(tmp_path: Path) -> None:
     dead = _report(tmp_path)["pid"]
     os.kill(dead, signal.SIGKILL)
