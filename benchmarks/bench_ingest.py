@@ -313,7 +313,7 @@ def _numeric(text: str) -> bool:
 
 def metrics(run: RunResult) -> dict[str, float]:
     indexed = [f for f in run.files if f.status == "indexed"]
-    wall = max(run.wall_s, 1e-9)
+    wall = run.wall_s if run.wall_s > 0 else float("inf")  # a system that never ran has no rate, not a huge one
     pages = sum(f.pages for f in indexed)
     chunks = sum(f.chunks for f in indexed)
     return {"files": len(run.files), "indexed": len(indexed), "failed": sum(f.status == "failed" for f in run.files),
