@@ -355,6 +355,34 @@ def secondary(
 
 
 _CITED = re.compile(r"\[\d+\]")
+_HEAD = re.compile(r"^From \*(?P<label>[^*]+)\*")
+
+
+def named_row(
+    main: Composed, passages: Sequence[Passage], pinned: Sequence[str] = ()
+) -> tuple[int, str, str] | None:
+    """A table row elsewhere in the passages that is *named* by the answer: its first cell is the answering
+    section's heading ("Backup battery" -> the spec row "Backup battery — 2,000 mAh, about 4 hours"), or holds a code
+    the question pins ("E45" -> the error-code row "E45 — ... retries automatically every 10 minutes"). Such a row
+    carries the number the prose leaves out. None when no row is named, or the answer quotes it already.
+    Returns (passage number, row, its section's last heading)."""
+    m = _HEAD.match(main.text)
+    heading = m.group("label").split(" › ")[-1] if m else ""
+    head_terms = set(content_terms(heading))
+    codes = {p for p in pinned if any(ch.isdigit() for ch in p)}
+    quoted = _CITED.sub("", main.text)
+    for p in passages:
+        for blk in blocks(p.text, p.section):
+            if blk.kind != "table":
+                continue
+            for row in table_sentences(blk.lines):
+                key = row.split(" — ", 1)[0] if " — " in row else ""
+                key_terms = set(content_terms(key))
+                by_heading = bool(key_terms) and key_terms == head_terms
+                by_code = any(c == key.strip().lower() for c in codes)
+                if (by_heading or by_code) and row not in quoted:
+                    return p.n, row, p.section.split(" > ")[-1] if p.section else ""
+    return None
 
 
 def also_from(

@@ -9,7 +9,7 @@ import pytest
 
 from app.generation import answerability
 from app.generation.backends import ExtractiveBackend, complete
-from app.generation.compose import Passage, blocks, compose, intent
+from app.generation.compose import Composed, Passage, blocks, compose, intent, named_row
 from app.generation.prompt import build_prompt
 from app.generation.units import rank_units, unit_first
 from core.types import ChunkRecord, RankedChunk
@@ -295,3 +295,26 @@ def test_a_fact_in_a_short_paragraph_is_told_with_the_sentences_on_its_point() -
     oil = "History\n\nPrices rose sharply. The oil embargo began in October 1973. It ended in March 1974."
     only = compose("When did the oil embargo begin?", [Passage(1, oil, "History")], [], "History")
     assert only is not None and "Prices rose" not in only.text and "March 1974" not in only.text
+
+
+def test_a_row_named_by_the_answer_heading_or_the_questions_code_is_added() -> None:
+    """The prose answers but leaves the number out; the spec row its heading names, or the error-code row the question
+    pins, carries it. A row named by nothing, or one already quoted, is not added."""
+    prose = "From *Hub Manual › Backup battery*:\nWhen mains power fails, the battery keeps the Hub running [1]."
+    spec = ("Hub Manual > Specifications\n\n| Feature | Value |\n|---|---|\n"
+            "| Weight | 300 g |\n| Backup battery | 2,000 mAh, about 4 hours of operation |")
+    codes = ("Guide > Error codes\n\n| Code | Meaning | First step |\n|---|---|---|\n"
+             "| E12 | No network | Check the router |\n| E45 | Download interrupted | It retries every 10 minutes |")
+    passages = [Passage(1, "Hub Manual > Backup battery\n\nWhen mains power fails ...", "Hub Manual > Backup battery"),
+                Passage(2, spec, "Hub Manual > Specifications"), Passage(3, codes, "Guide > Error codes")]
+    main = Composed(prose, "fact", "sentences", [1])
+    assert named_row(main, passages) == (2, "Backup battery — Value: 2,000 mAh, about 4 hours of operation",
+                                         "Specifications")
+    fw = Composed("From *Guide › A firmware update failed*:\nLeave it powered: it retries automatically [1].",
+                  "fact", "sentences", [1])
+    assert named_row(fw, passages, ["e45"]) == (
+        3, "E45 — Meaning: Download interrupted; First step: It retries every 10 minutes", "Error codes")
+    assert named_row(fw, passages) is None and named_row(fw, passages, ["e99"]) is None
+    quoted = Composed(prose + " Backup battery — Value: 2,000 mAh, about 4 hours of operation [2].", "fact",
+                      "sentences", [1, 2])
+    assert named_row(quoted, passages) is None

@@ -22,7 +22,7 @@ from collections.abc import AsyncGenerator, Sequence
 import numpy as np
 
 from app.generation.answerability import constraint_terms
-from app.generation.compose import Passage, also_from, cite, compose
+from app.generation.compose import Passage, also_from, cite, compose, named_row
 from app.generation.prompt import REFUSAL_TEXT, parse_prompt, passage_tags
 from app.generation.text import (
     answer_units_in_context,
@@ -180,6 +180,13 @@ class ExtractiveBackend:
         if composed is not None:
             extra = also_from(question, composed, unit_of(alt), unit_label(*attrs.get(alt[0][0], ("", ""))),
                               scorer=scorer) if alt else None
+            if extra is None and "\n\nAlso" not in composed.text:
+                # the spec or error-code row that the answer's heading or the question's code names
+                row = named_row(composed, [Passage(n, t, section[n] or None) for n, t in passages],
+                                constraint_terms(question, names=False))
+                if row is not None:
+                    n, text, where = row
+                    extra = f"Also, from *{where}*: {cite(text, n)}" if where else f"Also: {cite(text, n)}"
             return composed.text + (f"\n\n{extra}" if extra else "")
         picked = self.select(question, passages, section)
         picked = [p for p in picked if p[2] >= self.min_score] or picked[:1]
