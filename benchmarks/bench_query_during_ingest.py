@@ -1,22 +1,35 @@
-"""Query latency while ingestion embeds in the same process (embedded mode), vs idle.
+"""Query latency while ingestion runs in the same process (embedded mode), vs idle.
 
-One embedder (the bundled MiniLM) is shared, as in ``kbqa serve``: a background thread embeds document chunks the way
-the ingest pipeline does (``embed_documents`` on batches of ``--batch`` texts) while the main thread times
-``embed_query`` calls, one every ``--gap-ms``. Prints p50/p95/max of the query embedding time idle and during
-ingestion, and the ingestion throughput in both set-ups.
+1. Query embedding: one embedder (the bundled MiniLM) is shared, as in ``kbqa serve``: a background thread embeds
+   document chunks the way the ingest pipeline does (``embed_documents`` on batches of ``--batch`` texts) while the main
+   thread times ``embed_query`` calls, one every ``--gap-ms``.
+2. Whole search (``--search``, the default): the embedded container of ``kbqa serve`` (SQLite, tantivy, in-process
+   vectors and graph, the InlineDispatcher's ingest workers) over the demo knowledge base; ``--queries`` hybrid
+   searches (keyword + vector + graph, fusion; what ``GET /api/v1/search`` runs, without HTTP) idle, then the same
+   while ``--docs`` generated documents of another tenant ingest through the real pipeline.
 
-    python benchmarks/bench_query_during_ingest.py [--queries 40] [--chunks 800]
+Prints p50/p95/max idle and during ingestion, their ratio, and the ingestion throughput.
+
+    python benchmarks/bench_query_during_ingest.py [--queries 40] [--chunks 800] [--docs 60] [--no-search]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import statistics
+import sys
+import tempfile
 import threading
 import time
+from pathlib import Path
 
-from core.settings import EmbeddingSettings
-from retrieval.embedders import build_embedder
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from core.settings import EmbeddingSettings  # noqa: E402
+from retrieval.embedders import build_embedder  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
 
 QUESTIONS = [
     "My camera keeps going offline at night, what should I check?",
@@ -45,12 +58,75 @@ def time_queries(embedder, n: int, gap_s: float) -> list[float]:  # noqa: ANN001
     return out
 
 
+def product_sheet(i: int) -> bytes:
+    """A generated document of about 12 chunks: sections of prose like a product manual's."""
+    parts = [f"# Product {i} manual"]
+    for s in range(12):
+        parts.append(f"## Section {s}\n\n" + " ".join(
+            f"Model {i}-{s} keeps a local copy of rule {k}, so automations run when the connection drops; "
+            f"the event log uploads later and the app shows missed alert {k}." for k in range(8)))
+    return "\n\n".join(parts).encode()
+
+
+def search_during_ingest(queries: int, docs: int, gap_s: float) -> None:
+    from app.cli import migrate_database
+    from app.main import build_container
+    from core.settings import Settings
+    from core.types import SearchFilter
+
+    with tempfile.TemporaryDirectory(prefix="kbqa-bench-qdi-") as tmp:
+        settings = Settings(_env_file=None, data_dir=Path(tmp))  # type: ignore[call-arg]
+        migrate_database(settings)
+        c = build_container(settings)
+        for f in sorted((ROOT / "demo" / "kb").glob("*.*")):
+            c.ingest.submit(tenant_id="default", filename=f.name, data=f.read_bytes())
+        c.dispatcher.wait()
+        flt = SearchFilter(tenant_id="default")
+
+        def timed(n: int, until: threading.Event | None = None) -> list[float]:
+            out: list[float] = []
+            i = 0
+            while (until is None and i < n) or (until is not None and not until.is_set() and i < 10 * n):
+                t = time.perf_counter()
+                asyncio.run(c.retriever.retrieve(QUESTIONS[i % len(QUESTIONS)], flt, 8))
+                out.append((time.perf_counter() - t) * 1000)
+                i += 1
+                time.sleep(gap_s)
+            return out
+
+        timed(4)  # warm up
+        idle = timed(queries)
+        done = threading.Event()
+        t0 = time.perf_counter()
+        for i in range(docs):
+            c.ingest.submit(tenant_id="bulk", filename=f"sheet-{i}.md", data=product_sheet(i))
+
+        def drain() -> None:
+            c.dispatcher.wait()
+            done.set()
+
+        threading.Thread(target=drain, daemon=True).start()
+        busy = timed(queries, until=done)
+        done.wait()
+        ingest_s = time.perf_counter() - t0
+        print("\n| whole search (hybrid, embedded) | searches | p50 ms | p95 ms | max ms |")
+        print("|---|---|---|---|---|")
+        for name, xs in (("idle", idle), ("during a bulk ingest", busy)):
+            print(f"| {name} | {len(xs)} | {statistics.median(xs):.1f} | {pct(xs, 0.95):.1f} | {max(xs):.1f} |")
+        print(f"\np95 during / idle: {pct(busy, 0.95) / pct(idle, 0.95):.2f}x; p50: "
+              f"{statistics.median(busy) / statistics.median(idle):.2f}x")
+        print(f"ingestion: {docs} documents in {ingest_s:.1f} s ({docs / ingest_s:.2f} docs/s), searches interleaved")
+        c.close()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--queries", type=int, default=40)
     ap.add_argument("--chunks", type=int, default=800)
     ap.add_argument("--batch", type=int, default=32, help="the pipeline's embedding batch (settings.embedding)")
     ap.add_argument("--gap-ms", type=float, default=100)
+    ap.add_argument("--docs", type=int, default=60, help="generated documents ingested during the search run")
+    ap.add_argument("--no-search", action="store_true", help="only the query-embedding measure")
     args = ap.parse_args()
     embedder = build_embedder(EmbeddingSettings())
     embedder.embed_query("warm up")
@@ -80,6 +156,8 @@ def main() -> None:
         print(f"| {name} | {statistics.median(xs):.1f} | {pct(xs, 0.95):.1f} | {max(xs):.1f} |")
     print(f"\ningestion: {args.chunks} chunks in {ingest_s:.1f} s ({args.chunks / ingest_s:.1f} chunks/s) "
           f"with {args.queries} queries interleaved")
+    if not args.no_search:
+        search_during_ingest(args.queries, args.docs, args.gap_ms / 1000)
 
 
 if __name__ == "__main__":
