@@ -185,12 +185,12 @@ def _address_space_mb(pid: int) -> float:
 class WarmPool:
     """Parser processes kept between parses, so a parse does not wait for an interpreter and its imports.
 
-    ``take(spares)`` hands out an idle process that this thread started (Linux ties a child's die-with-parent signal
+    ``take()`` hands out the idle process that this thread started (Linux ties a child's die-with-parent signal
     to the thread that started it; the ingest workers that parse are long-lived threads, or a Celery pool process's
-    main thread), else starts a warm one. ``give_back`` keeps it for the next parse when it ran its job cleanly, has
-    run fewer than :data:`MAX_JOBS`, and fewer than ``spares`` are idle; anything else ends it. An idle process holds
-    ~85 MB RSS. A pool inherited through ``fork`` (a Celery pool process) starts empty: those processes are the
-    parent's."""
+    main thread), else starts a warm one. ``give_back`` keeps it for the thread's next parse when it ran its job
+    cleanly, has run fewer than :data:`MAX_JOBS`, and fewer than ``spares`` are idle; anything else ends it. An idle
+    process holds ~85 MB RSS. A pool inherited through ``fork`` (a Celery pool process) starts empty: those
+    processes are the parent's."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -200,31 +200,45 @@ class WarmPool:
     def take(self) -> _Child:
         me = threading.get_ident()
         with self._lock:
-            if self._pid != os.getpid():
-                self._idle, self._pid = [], os.getpid()
-            mine = [c for c in self._idle if c.thread == me]
-            for child in mine:
-                self._idle.remove(child)
-        found = None
-        for child in mine:
-            if found is None and child.alive():
-                found = child
-            elif found is not None:
-                with self._lock:
-                    self._idle.append(child)
-            else:
-                child.discard()
-        return found or _Child(warm=True)
+            self._prune()
+            mine = next((c for c in self._idle if c.thread == me), None)
+            if mine is not None:
+                self._idle.remove(mine)
+        if mine is not None and mine.alive():
+            return mine
+        if mine is not None:
+            mine.discard()
+        return _Child(warm=True)
 
     def give_back(self, child: _Child, *, clean: bool, spares: int, memory_mb: int) -> None:
-        """Keep ``child`` for the next parse, or end it (see the class); also ended once its address space has
-        grown past half of ``memory_mb``, so the next job keeps most of its limit for itself."""
+        """Keep ``child`` for its thread's next parse (a thread parses one file at a time, so it keeps one), or end
+        it (see the class); also ended once its address space has grown past half of ``memory_mb``, so the next job
+        keeps most of its limit for itself."""
         roomy = _address_space_mb(child.proc.pid) < memory_mb / 2
         with self._lock:
-            keep = clean and roomy and child.alive() and child.jobs < MAX_JOBS and len(self._idle) < spares
+            self._prune()
+            keep = (
+                clean
+                and roomy
+                and child.alive()
+                and child.jobs < MAX_JOBS
+                and len(self._idle) < spares
+                and not any(c.thread == child.thread for c in self._idle)
+            )
             if keep:
                 self._idle.append(child)
         if not keep:
+            child.discard()
+
+    def _prune(self) -> None:
+        """Forget processes of another pid (inherited through fork), and end those whose thread has ended (Linux
+        already killed them with it) or that died: they must not hold the places of live threads' processes."""
+        if self._pid != os.getpid():
+            self._idle, self._pid = [], os.getpid()
+        threads = {t.ident for t in threading.enumerate()}
+        gone = [c for c in self._idle if c.thread not in threads or not c.alive()]
+        for child in gone:
+            self._idle.remove(child)
             child.discard()
 
     def idle_pids(self) -> list[int]:

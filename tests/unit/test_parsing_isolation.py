@@ -160,6 +160,14 @@ def test_a_helper_with_its_own_timeout_keeps_the_parser_alive(tmp_path: Path) ->
 WARM = ParseOptions(warm_spares=1)
 
 
+@pytest.fixture
+def pool() -> Any:
+    """An empty warm pool (other tests' threads may have left processes in it), emptied again afterwards."""
+    POOL.close()
+    yield POOL
+    POOL.close()
+
+
 def _seen(doc: ParsedDocument) -> dict[str, Any]:
     return json.loads(doc.title)
 
@@ -182,7 +190,7 @@ def _report(tmp_path: Path, options: ParseOptions = WARM) -> dict[str, Any]:
     ],
 )
 def test_a_warm_process_fails_exactly_like_a_fresh_child_and_is_not_used_again(
-    tmp_path: Path, target: str, timeout_s: float, reason: str
+    pool: Any, tmp_path: Path, target: str, timeout_s: float, reason: str
 ) -> None:
     warm = _report(tmp_path)["pid"]
     assert POOL.idle_pids() == [warm]  # the failing job below runs in this warm process
@@ -191,7 +199,7 @@ def test_a_warm_process_fails_exactly_like_a_fresh_child_and_is_not_used_again(
     assert _report(tmp_path)["pid"] != warm  # the next parse gets a new process
 
 
-def test_a_warm_process_takes_the_next_job_with_that_jobs_environment(tmp_path: Path) -> None:
+def test_a_warm_process_takes_the_next_job_with_that_jobs_environment(pool: Any, tmp_path: Path) -> None:
     first = _report(tmp_path, ParseOptions(warm_spares=1, pages=(51, 100)))
     assert first["pages"] == "51-100"
     second = _report(tmp_path)
@@ -201,16 +209,15 @@ def test_a_warm_process_takes_the_next_job_with_that_jobs_environment(tmp_path: 
     assert _report(tmp_path, ParseOptions())["pid"] != first["pid"]  # warm_spares=0: a fresh process
 
 
-def test_a_warm_process_is_replaced_after_max_jobs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_warm_process_is_replaced_after_max_jobs(pool: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from ingestion.parsing import isolation
 
-    POOL.close()
     monkeypatch.setattr(isolation, "MAX_JOBS", 2)
     pids = [_report(tmp_path)["pid"] for _ in range(3)]
     assert pids[0] == pids[1] != pids[2]
 
 
-def test_a_warm_process_that_grew_past_half_its_memory_limit_is_replaced(tmp_path: Path) -> None:
+def test_a_warm_process_that_grew_past_half_its_memory_limit_is_replaced(pool: Any, tmp_path: Path) -> None:
     path = tmp_path / "input.bin"
     path.write_bytes(b"anything")
     pids = [
@@ -222,7 +229,7 @@ def test_a_warm_process_that_grew_past_half_its_memory_limit_is_replaced(tmp_pat
     assert pids[0] == pids[1] != pids[2]
 
 
-def test_a_dead_idle_process_is_replaced_not_used(tmp_path: Path) -> None:
+def test_a_dead_idle_process_is_replaced_not_used(pool: Any, tmp_path: Path) -> None:
     dead = _report(tmp_path)["pid"]
     os.kill(dead, signal.SIGKILL)
     time.sleep(0.2)
@@ -231,3 +238,16 @@ def test_a_dead_idle_process_is_replaced_not_used(tmp_path: Path) -> None:
     doc = parse_file(path, timeout_s=60, options=WARM)
     assert [e.text for e in doc.elements] == ["Title", "Still parsed."]
     assert dead not in POOL.idle_pids()
+
+
+def test_a_finished_threads_process_does_not_hold_a_place(pool: Any, tmp_path: Path) -> None:
+    import threading
+
+    seen: list[dict[str, Any]] = []
+    worker = threading.Thread(target=lambda: seen.append(_report(tmp_path)))
+    worker.start()
+    worker.join()
+    time.sleep(0.2)  # Linux ends a process with the thread that started it
+    mine = _report(tmp_path)  # one place (warm_spares=1): the ended thread's process must not keep it
+    assert seen and seen[0]["pid"] != mine["pid"]
+    assert POOL.idle_pids() == [mine["pid"]]
