@@ -418,7 +418,9 @@ async function run(page) {
     if (await conversations.getByRole("button", { name: QUESTION }).count()) throw new Error("the other tenant sees the first tenant's conversation");
     const documentsTab = page.getByRole("button", { name: "Documents", exact: true });
     if (await documentsTab.count()) {
+      const firstList = page.waitForResponse((r) => r.url().includes("/api/v1/documents?"));
       await documentsTab.click();
+      await firstList; // the portal's first list load: a search typed before it lands can be reset by it
       const searched = page.waitForResponse((r) => r.url().includes("/api/v1/documents?") && r.url().includes("q=Zephyr"));
       await page.getByLabel("Search").fill("Zephyr");
       await searched;
