@@ -83,13 +83,18 @@ def search_during_ingest(queries: int, docs: int, gap_s: float) -> None:
         c.dispatcher.wait()
         flt = SearchFilter(tenant_id="default")
 
+        stages: dict[str, dict[str, list[float]]] = {"idle": {}, "busy": {}}
+
         def timed(n: int, until: threading.Event | None = None) -> list[float]:
             out: list[float] = []
             i = 0
+            per = stages["busy" if until is not None else "idle"]
             while (until is None and i < n) or (until is not None and not until.is_set() and i < 10 * n):
                 t = time.perf_counter()
-                asyncio.run(c.retriever.retrieve(QUESTIONS[i % len(QUESTIONS)], flt, 8))
+                result = asyncio.run(c.retriever.retrieve(QUESTIONS[i % len(QUESTIONS)], flt, 8))
                 out.append((time.perf_counter() - t) * 1000)
+                for stage, ms in result.timings_ms.items():
+                    per.setdefault(stage, []).append(ms)
                 i += 1
                 time.sleep(gap_s)
             return out
@@ -113,6 +118,10 @@ def search_during_ingest(queries: int, docs: int, gap_s: float) -> None:
         print("|---|---|---|---|---|")
         for name, xs in (("idle", idle), ("during a bulk ingest", busy)):
             print(f"| {name} | {len(xs)} | {statistics.median(xs):.1f} | {pct(xs, 0.95):.1f} | {max(xs):.1f} |")
+        print("\n| stage p95 ms | idle | during |\n|---|---|---|")
+        for stage in stages["busy"]:
+            idle_ms = stages["idle"].get(stage) or [0.0]
+            print(f"| {stage} | {pct(idle_ms, 0.95):.1f} | {pct(stages['busy'][stage], 0.95):.1f} |")
         print(f"\np95 during / idle: {pct(busy, 0.95) / pct(idle, 0.95):.2f}x; p50: "
               f"{statistics.median(busy) / statistics.median(idle):.2f}x")
         print(f"ingestion: {docs} documents in {ingest_s:.1f} s ({docs / ingest_s:.2f} docs/s), searches interleaved")
