@@ -318,3 +318,12 @@ def test_a_row_named_by_the_answer_heading_or_the_questions_code_is_added() -> N
     quoted = Composed(prose + " Backup battery — Value: 2,000 mAh, about 4 hours of operation [2].", "fact",
                       "sentences", [1, 2])
     assert named_row(quoted, passages) is None
+
+
+def test_answer_terms_are_stemmed_like_the_keyword_index() -> None:
+    """"charged" in a question meets "charges" in a section, as tantivy's English analyzer would match them."""
+    from app.generation.text import content_terms
+
+    assert set(content_terms("Why was I charged twice?")) & set(content_terms("Two charges in the same month"))
+    assert content_terms("The batteries are replaced") == content_terms("battery replacing")
+    assert not set(content_terms("charged")) & set(content_terms("chart"))
