@@ -24,6 +24,7 @@ from app.cli import migrate_database
 from core.db import repositories as repo
 from core.db.models import Chunk, IngestionJob
 from core.types import Role
+from ingestion.parsing.child import PARENT_PID_ENV
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 PAGES = 120
@@ -72,16 +73,20 @@ def _manual(path: Path, pages: int) -> None:
     c.save()
 
 
-def _parse_children(pdf: Path) -> list[int]:
-    """Pids of processes whose command line names ``pdf`` (parse children)."""
+def _parse_children(parent: int) -> list[int]:
+    """Pids of parser processes (``ingestion.parsing.child``) started by process ``parent``. Matched by the parent pid
+    they were started with (their environment), not by their parent now: an orphan is re-parented; and not by the
+    file, which a parser process gets on stdin with each job."""
     found = []
+    marker = f"{PARENT_PID_ENV}={parent}".encode()
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
                 cmdline = (entry / "cmdline").read_bytes()
+                environ = (entry / "environ").read_bytes()
             except OSError:
                 continue
-            if str(pdf).encode() in cmdline and b"ingestion.parsing.child" in cmdline:
+            if b"ingestion.parsing.child" in cmdline and marker in environ.split(b"\0"):
                 found.append(int(entry.name))
     return found
 
@@ -119,10 +124,13 @@ def test_a_killed_worker_s_long_pdf_resumes_from_its_saved_parts(tmp_path, monke
         doc_id = worker.stdout.readline().decode().strip()
         assert doc_id, "the ingest process did not accept the upload"
         deadline = time.monotonic() + 120
+        children_seen = False  # the orphan check below must be able to see a parser process
         while len(list(parts_root.rglob("part-*.json.gz"))) < 2:
             assert worker.poll() is None, "the ingest process ended before it was killed"
             assert time.monotonic() < deadline, "no two parts saved within 120 s"
+            children_seen = children_seen or bool(_parse_children(worker.pid))
             time.sleep(0.05)
+        children_seen = children_seen or bool(_parse_children(worker.pid))
         worker.send_signal(signal.SIGKILL)
     finally:
         worker.kill()
@@ -131,11 +139,12 @@ def test_a_killed_worker_s_long_pdf_resumes_from_its_saved_parts(tmp_path, monke
     saved = sorted(p.name for p in parts_root.rglob("part-*.json.gz"))
     assert saved[:2] == ["part-00000.json.gz", "part-00001.json.gz"]
     resume_page = len(saved) * PART_PAGES + 1
+    assert children_seen, "no parser process of the ingest process was ever found"
     for _ in range(40):  # the parse child dies with its worker (PR_SET_PDEATHSIG), it does not parse on alone
-        if not _parse_children(pdf):
+        if not _parse_children(worker.pid):
             break
         time.sleep(0.05)
-    assert _parse_children(pdf) == []
+    assert _parse_children(worker.pid) == []
     container = build_container(settings)
     with container.db.session() as s:
         job = repo.latest_job(session=s, document_id=doc_id)
