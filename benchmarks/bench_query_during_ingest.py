@@ -48,6 +48,11 @@ def pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
 
 
+def spread(xs: list[float]) -> str:
+    """p50 | p95 | max of ``xs``, as table cells."""
+    return f"{statistics.median(xs):.1f} | {pct(xs, 0.95):.1f} | {max(xs):.1f}"
+
+
 def time_queries(embedder, n: int, gap_s: float) -> list[float]:  # noqa: ANN001
     out = []
     for i in range(n):
@@ -117,7 +122,7 @@ def search_during_ingest(queries: int, docs: int, gap_s: float) -> None:
         print("\n| whole search (hybrid, embedded) | searches | p50 ms | p95 ms | max ms |")
         print("|---|---|---|---|---|")
         for name, xs in (("idle", idle), ("during a bulk ingest", busy)):
-            print(f"| {name} | {len(xs)} | {statistics.median(xs):.1f} | {pct(xs, 0.95):.1f} | {max(xs):.1f} |")
+            print(f"| {name} | {len(xs)} | {spread(xs)} |")
         print("\n| stage p95 ms | idle | during |\n|---|---|---|")
         for stage in stages["busy"]:
             idle_ms = stages["idle"].get(stage) or [0.0]
@@ -162,7 +167,7 @@ def main() -> None:
     print("| query embedding | p50 ms | p95 ms | max ms |")
     print("|---|---|---|---|")
     for name, xs in (("idle", idle), ("during ingestion", busy)):
-        print(f"| {name} | {statistics.median(xs):.1f} | {pct(xs, 0.95):.1f} | {max(xs):.1f} |")
+        print(f"| {name} | {spread(xs)} |")
     print(f"\ningestion: {args.chunks} chunks in {ingest_s:.1f} s ({args.chunks / ingest_s:.1f} chunks/s) "
           f"with {args.queries} queries interleaved")
     if not args.no_search:
