@@ -75,16 +75,7 @@ class Stack:
         port = free_port()
         name = f"api-{len(self.apis)}"
         log = self.tmp / f"{name}.log"
-        with log.open("ab") as out:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "app.cli", "serve", "--port", str(port)],
-                cwd=REPO,
-                env=self._env(name),
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        self.procs.append(proc)
+        proc = self._spawn(name, ["serve", "--port", str(port)])
         url = f"http://127.0.0.1:{port}"
         wait_ready(url, proc, log, timeout_s=300)
         self.apis.append(url)
@@ -92,10 +83,15 @@ class Stack:
 
     def start_worker(self) -> subprocess.Popen:
         """Start one more ``kbqa worker`` (one process: ``--concurrency 1``) in its own session."""
-        name = f"worker-{len(self.workers)}"
+        proc = self._spawn(f"worker-{len(self.workers)}", ["worker", "--concurrency", "1", "--loglevel", "WARNING"])
+        self.workers.append(proc)
+        return proc
+
+    def _spawn(self, name: str, args: list[str]) -> subprocess.Popen:
+        """``kbqa <args>`` in its own session, its output in ``<name>.log``; stopped with the stack."""
         with (self.tmp / f"{name}.log").open("ab") as out:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "app.cli", "worker", "--concurrency", "1", "--loglevel", "WARNING"],
+                [sys.executable, "-m", "app.cli", *args],
                 cwd=REPO,
                 env=self._env(name),
                 stdout=out,
@@ -103,7 +99,6 @@ class Stack:
                 start_new_session=True,
             )
         self.procs.append(proc)
-        self.workers.append(proc)
         return proc
 
     def stop_weaviate(self) -> None:
