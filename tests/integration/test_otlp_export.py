@@ -163,6 +163,9 @@ def collector() -> Iterator[Collector]:
 @pytest.fixture
 def stack(tmp_path, pg_url, redis_url, collector):  # noqa: ANN001, ANN201
     """Migrated PostgreSQL, then a real API process and a real worker process, both exporting to ``collector``."""
+    import redis
+
+    redis.Redis.from_url(redis_url).flushdb()  # other tests' queued jobs are not this worker's to run
     port = free_port()
     env = {
         **os.environ,
