@@ -61,7 +61,8 @@ bench: bench-retrieval bench-ingest bench-answer bench-analytics bench-distribut
 bench-retrieval: install ## retrieval quality on the eval sets (LODO BM25 table, fusion table) + index latency at 100k chunks
 	@$(PY) -m evaluation.lodo
 	@$(PY) -m evaluation.retrieval --dataset ../shared/eval/beir_scifact
-	@$(PY) -m evaluation.retrieval --dataset ../shared/eval/hotpotqa_distractor_sample100
+	@$(PY) -m evaluation.retrieval --dataset ../shared/eval/hotpotqa_distractor_sample100 --entities ingestion.entities:EntityExtractor
+	@$(PY) -m evaluation.retrieval --dataset ../shared/eval/hotpotqa_distractor_sample100 --configs bm25,hybrid --title-links off
 	@$(PY) benchmarks/bench_retrieval.py
 
 bench-ingest: ## ingest the enterprise document set vs a Haystack peer: states, reasons, throughput, stage shares, RSS; restart recovery and fairness

@@ -91,11 +91,14 @@ class EmbeddingSettings(BaseModel):
 
 class IndexSettings(BaseModel):
     backend: Literal["embedded", "weaviate"] = "embedded"
-    #: Where the knowledge graph lives: ``embedded`` (networkx, persisted under ``<data_dir>/indexes/graph``; every
-    #: process loads whole tenant graphs) or ``postgres`` (tables in the application database, written in the
-    #: transaction of the document's chunk rows; a search reads only the seed entities' neighbourhood). ``postgres``
-    #: needs ``database.url`` to be a PostgreSQL URL.
-    graph_backend: Literal["embedded", "postgres"] = "embedded"
+    #: Where the knowledge graph lives: ``none`` (no graph: no entity extraction at ingest, no graph stage at query
+    #: time), ``embedded`` (networkx, persisted under ``<data_dir>/indexes/graph``; every process loads whole tenant
+    #: graphs) or ``postgres`` (tables in the application database, written in the transaction of the document's
+    #: chunk rows; a search reads only the seed entities' neighbourhood). ``postgres`` needs ``database.url`` to be a
+    #: PostgreSQL URL. The default is ``none``: measured on four public sets the graph stage lowered or did not move
+    #: nDCG@10 and cost 10-20 ms per query (``evaluation/RESULTS.md``); a distributed deployment keeps it in
+    #: PostgreSQL as the retriever that still answers while Weaviate is down.
+    graph_backend: Literal["none", "embedded", "postgres"] = "none"
     weaviate_url: str = "http://127.0.0.1:8080"
     weaviate_grpc_port: int = 50051
     weaviate_api_key: str = ""
@@ -146,6 +149,13 @@ class RetrievalSettings(BaseModel):
     #: the passage that named it (``retrieval.hybrid.HybridRetriever``).
     multi_hop: bool = False
     hop_seeds: int = Field(default=2, ge=1, le=10)
+    #: Title links (no extra retrieval): a passage among the top ``link_seeds`` whose text names another document's
+    #: title (whole words, any case, a trailing "(...)" qualifier ignored) pulls that document's best fused candidate
+    #: up to right after it, at most ``link_per_seed`` per seed (``retrieval.hybrid.linked_after``). The bridge a
+    #: two-hop question needs is usually named by the first hop's passage; measured in ``evaluation/RESULTS.md``.
+    title_links: bool = True
+    link_seeds: int = Field(default=2, ge=1, le=10)
+    link_per_seed: int = Field(default=2, ge=1, le=10)
     timeout_s: float = Field(default=2.0, gt=0)
     #: ``none`` (fused order), ``sentence`` (no extra weights: each of the top ``rerank_candidates`` chunks is scored
     #: by its best-matching sentences under the configured embedder, blended with the fused score; see

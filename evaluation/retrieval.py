@@ -79,7 +79,7 @@ class EvalTable:
 
     def format(self) -> str:
         cols = sorted({m for r in self.rows for m in r.metrics}, key=_metric_order)
-        stages = [s for s in ("keyword", "vector", "graph", "fuse", "hop2", "rerank", "total")
+        stages = [s for s in ("keyword", "vector", "graph", "fuse", "hop2", "links", "rerank", "total")
                   if any(s in r.latency_ms for r in self.rows)]
         head = ["config", *cols, *(f"{s} p50/p95 ms" for s in stages), "degraded"]
         lines = [f"{self.dataset}: {self.n_queries} queries, {self.n_docs} docs", " | ".join(head)]
@@ -211,7 +211,7 @@ def evaluate_config(
     # Report only the stages this configuration really ran (a null index still "runs", in ~0 ms).
     active = {"fuse", "total"} | ({"keyword"} if parts & {"bm25", "hybrid"} else set()) | (
         {"vector"} if parts & {"dense", "hybrid"} else set()) | ({"graph"} if "graph" in parts else set()) | (
-        {"rerank"} if "rerank" in parts else set()) | {"hop2"}
+        {"rerank"} if "rerank" in parts else set()) | {"hop2", "links"}
     latency = {s: _percentiles(v) for s, v in timings.items() if s in active}
     return EvalRow(config, mean_metrics(run, ds.qrels, measures), latency, degraded)
 
@@ -286,6 +286,8 @@ def main(argv: Sequence[str] | None = None, *, extract_entities: EntityExtractor
     ap.add_argument("--rrf-k", type=int, default=None)
     ap.add_argument("--fusion", default=None, help="fusion method (retrieval.fusion.FUSION_METHODS)")
     ap.add_argument("--multi-hop", action="store_true", help="turn the second hop on (RetrievalSettings.multi_hop)")
+    ap.add_argument("--title-links", choices=["on", "off"], default=None,
+                    help="title links (RetrievalSettings.title_links; default: the setting's default)")
     ap.add_argument("--reranker", choices=["sentence", "cross-encoder", "flag"], default=None,
                     help="reranker for '+rerank' configurations (cross-encoder and flag need --reranker-path)")
     ap.add_argument("--rerank-candidates", type=int, default=None, help="chunks the reranker re-scores (default 30)")
@@ -308,6 +310,8 @@ def main(argv: Sequence[str] | None = None, *, extract_entities: EntityExtractor
         update["fusion"] = args.fusion
     if args.multi_hop:
         update["multi_hop"] = True
+    if args.title_links:
+        update["title_links"] = args.title_links == "on"
     if args.entities and extract_entities is None:
         module, _, attr = args.entities.partition(":")
         extract_entities = getattr(importlib.import_module(module), attr)()

@@ -32,6 +32,7 @@ from ingestion import state
 from ingestion.parsing.parts import RunPart, delete_parts
 from ingestion.state import JobTracker, LeaseLost
 from retrieval.indexes import Indexes
+from retrieval.null import is_disabled
 from retrieval.protocols import Embedder
 
 log = logging.getLogger(__name__)
@@ -202,7 +203,9 @@ class IngestPipeline:
             vectors = self._embed([c.text for c in chunks], stage.progress)
 
         with tracker.stage(DocumentStatus.INDEXING):
-            entities = self.extractor.extract([c.text for c in chunks])
+            # no graph, no entity extraction (the spaCy model is never loaded)
+            entities = [[] for _ in chunks] if is_disabled(self.indexes.graph) else self.extractor.extract(
+                [c.text for c in chunks])
             with self.db.session() as s:
                 doc = repo.find_document(session=s, document_id=document_id)
                 if doc is None:

@@ -59,10 +59,15 @@ def build_text_indexes(settings: Settings, root: Path, dim: int) -> tuple[Keywor
 
 
 def build_graph_index(settings: Settings, root: Path, *, engine: Engine | None = None) -> GraphIndex:
-    """Graph index: networkx under ``root/graph`` (``index.graph_backend=embedded``) or the PostgreSQL graph store
-    on ``engine``, the application database (``postgres``). Query linking uses normalised n-grams only: running spaCy
-    on the query added no recall on the HotpotQA sample (0.875 vs 0.880 recall@10) and cost ~100 ms per query."""
+    """Graph index: none (``index.graph_backend=none``, a null index), networkx under ``root/graph`` (``embedded``)
+    or the PostgreSQL graph store on ``engine``, the application database (``postgres``). Query linking uses
+    normalised n-grams only: running spaCy on the query added no recall on the HotpotQA sample (0.875 vs 0.880
+    recall@10) and cost ~100 ms per query."""
     timeout_s = settings.retrieval.timeout_s / 2
+    if settings.index.graph_backend == "none":
+        from retrieval.null import NullGraphIndex
+
+        return NullGraphIndex()
     if settings.index.graph_backend == "postgres":
         from retrieval.graph.sql import PostgresGraphIndex
 

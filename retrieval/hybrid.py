@@ -50,6 +50,64 @@ def bridge_names(query: str, chunk: ChunkRecord) -> list[str]:
     return out
 
 
+_QUALIFIER = re.compile(r"\s*\([^)]*\)\s*$")
+
+
+def link_name(title: str) -> str:
+    """The name a passage uses for a document: its title without a trailing "(...)" qualifier, lower-cased; empty
+    when too short or without letters to be told apart from ordinary words."""
+    name = _QUALIFIER.sub("", title).strip().lower()
+    return name if len(name) >= 3 and any(ch.isalpha() for ch in name) else ""
+
+
+def linked_after(order: list[str], records: Mapping[str, ChunkRecord], seeds: int, per_seed: int) -> list[str]:
+    """Title links: each of the first ``seeds`` ids of ``order`` whose passage names another document's title
+    (:func:`link_name`, whole words, any case) pulls the best-ranked chunk of up to ``per_seed`` such documents
+    from further down ``order`` to right after it. Ids without a record stay where they are; the seed's own document
+    and documents titled like it are never linked."""
+    out = list(order)
+    patterns: dict[str, re.Pattern[str] | None] = {}
+
+    def pattern(name: str) -> re.Pattern[str] | None:
+        if name not in patterns:
+            patterns[name] = re.compile(r"(?<!\w)" + re.escape(name) + r"(?!\w)") if name else None
+        return patterns[name]
+
+    for seed_id in order[:seeds]:
+        seed = records.get(seed_id)
+        if seed is None:
+            continue
+        body, seed_name = seed.text.lower(), link_name(seed.title)
+        at = out.index(seed_id)
+        above = set(out[: at + 1])
+        picked: list[str] = []
+        docs = {seed.document_id}
+        for cid in order:
+            rec = records.get(cid)
+            if cid in above or rec is None or rec.document_id in docs:
+                continue
+            name = link_name(rec.title)
+            if not name or name == seed_name or name not in body:  # the substring test first: most titles fail it
+                continue
+            pat = pattern(name)
+            if pat is not None and pat.search(body):
+                picked.append(cid)
+                docs.add(rec.document_id)
+                if len(picked) >= per_seed:
+                    break
+        for cid in reversed(picked):
+            out.remove(cid)
+            out.insert(at + 1, cid)
+    return out
+
+
+def _monotone(hits: list[FusedHit]) -> list[FusedHit]:
+    """Keep fused scores non-increasing down an order that a hop changed."""
+    for i in range(len(hits) - 2, -1, -1):
+        hits[i].score = max(hits[i].score, hits[i + 1].score)
+    return hits
+
+
 def passage_text(chunk: ChunkRecord) -> str:
     """The text a reranker sees for a chunk: title (when any) then body."""
     return f"{chunk.title}\n{chunk.text}" if chunk.title else chunk.text
@@ -199,11 +257,16 @@ class HybridRetriever:
         fused = fuse(lists, method=self._settings.fusion, weights=self._weights, k=self._settings.rrf_k)
         if self._settings.multi_hop and fused:
             fused = await self._second_hop(query, flt, k, lists, fused, degraded, timings)
+        known: dict[str, ChunkRecord] = {}
+        if self._settings.title_links and fused:
+            t_links = time.perf_counter()
+            fused, known = await self._title_links(fused, flt)
+            timings["links"] = (time.perf_counter() - t_links) * 1000.0
         chunks: list[RankedChunk] = []
         start = 0
         while len(chunks) < n_keep and start < len(fused):  # one round unless ids vanished from the store
             window = fused[start : start + n_keep - len(chunks)]
-            chunks += await self._load(window, flt, first_rank=start + 1)
+            chunks += await self._load(window, flt, first_rank=start + 1, known=known)
             start += len(window)
         timings["fuse"] = (time.perf_counter() - t) * 1000.0
 
@@ -255,13 +318,20 @@ class HybridRetriever:
                 order.remove(pick.chunk_id)
             order.insert(at + 1, pick.chunk_id)
         timings["hop2"] = (time.perf_counter() - t) * 1000.0
-        out = [by_id[i] for i in order]
-        for i in range(len(out) - 2, -1, -1):  # keep the fused scores non-increasing down the new order
-            out[i].score = max(out[i].score, out[i + 1].score)
-        return out
+        return _monotone([by_id[i] for i in order])
 
-    async def _load(self, fused: list[FusedHit], flt: SearchFilter, first_rank: int) -> list[RankedChunk]:
-        ids = [f.chunk_id for f in fused]
+    async def _title_links(
+        self, fused: list[FusedHit], flt: SearchFilter
+    ) -> tuple[list[FusedHit], dict[str, ChunkRecord]]:
+        """Reorder the top ``candidates`` fused hits by :func:`linked_after` (only records the filter admits take
+        part); return them with the records read, which :meth:`_load` reuses and checks again."""
+        head = fused[: max(self._settings.candidates, self._settings.link_seeds + 1)]
+        records = {i: r for i, r in (await self._records([f.chunk_id for f in head])).items() if flt.admits(r)}
+        by_id = {f.chunk_id: f for f in head}
+        order = linked_after(list(by_id), records, self._settings.link_seeds, self._settings.link_per_seed)
+        return _monotone([by_id[i] for i in order]) + fused[len(head):], records
+
+    async def _records(self, ids: list[str]) -> dict[str, ChunkRecord]:
         try:
             records, _ = await self._call("store", self._settings.timeout_s, self._store.get_many, ids)
         except AppError:
@@ -269,6 +339,14 @@ class HybridRetriever:
         except Exception as exc:  # noqa: BLE001
             raise AppError(ErrorCode.INDEX_UNAVAILABLE, f"chunk store lookup failed: {exc!r}") from exc
         assert isinstance(records, dict)
+        return records
+
+    async def _load(
+        self, fused: list[FusedHit], flt: SearchFilter, first_rank: int, known: Mapping[str, ChunkRecord] | None = None
+    ) -> list[RankedChunk]:
+        known = known or {}
+        missing = [f.chunk_id for f in fused if f.chunk_id not in known]
+        records = {**known, **(await self._records(missing) if missing else {})}
         out: list[RankedChunk] = []
         for rank, f in enumerate(fused, start=first_rank):
             chunk = records.get(f.chunk_id)

@@ -68,7 +68,8 @@ class Done(_Event):
     """Last event, always sent. ``usage`` = {prompt_tokens, completion_tokens}. ``timings_ms``: milliseconds from the
     start of the answer to the end of each stage (rewrite, retrieve, sources, first_token, citations, total).
     ``retrieval_timings_ms``: how long each retrieval stage itself took (keyword, vector, graph for the configured
-    retrievers, fuse, rerank when a reranker is set, total); empty when retrieval did not run. ``retrieval_degraded``:
+    retrievers, fuse, and within fuse hop2 / links when the second hop / title links ran, rerank when a reranker is
+    set, total); empty when retrieval did not run. ``retrieval_degraded``:
     retrieval stages skipped because they failed or timed out (the ``degraded`` event's retrieval reasons)."""
 
     type: ClassVar[str] = "done"

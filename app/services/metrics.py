@@ -36,7 +36,8 @@ class Metrics:
         )
         self.retrieval = Histogram(
             "kbqa_retrieval_seconds",
-            "Hybrid retrieval latency per stage (keyword, vector, graph, fuse, rerank, total)",
+            "Hybrid retrieval latency per stage (keyword, vector, graph, fuse, and within fuse hop2 and links, rerank,"
+            " total)",
             ["stage"],
             registry=r,
             buckets=_BUCKETS,

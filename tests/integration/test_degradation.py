@@ -155,11 +155,12 @@ def test_weaviate_down_at_start_up_degrades_to_the_graph_and_nothing_is_stuck(tm
     """Weaviate (keyword + vector in distributed mode) refuses connections: the service still starts, /readyz says
     degraded, questions are answered from the knowledge graph (on the shared data volume) and flagged, and an
     upload waits and is retried, then ends ``failed`` with the reason once its attempts are used up. The graph and
-    chunks were written earlier by an embedded-mode ingest into the same data dir and database."""
+    chunks were written earlier by an embedded-mode ingest into the same data dir and database. (The graph is off by
+    default; a deployment that wants this fallback turns it on, as the distributed one does in PostgreSQL.)"""
     from app.main import build_container, create_app
 
     base = {"_env_file": None, "data_dir": tmp_path / "data", "api": {"requests_per_minute": 0, "tokens_per_minute": 0}}
-    embedded = Settings(**base)
+    embedded = Settings(**base, index={"graph_backend": "embedded"})
     migrate_database(embedded)
     container = build_container(embedded)
     for name in ("return-and-warranty-policy.docx", "faq.md"):
@@ -171,7 +172,7 @@ def test_weaviate_down_at_start_up_degrades_to_the_graph_and_nothing_is_stuck(tm
 
     down = Settings(
         **base,
-        index={"backend": "weaviate", "weaviate_url": f"http://127.0.0.1:{free_port()}"},
+        index={"backend": "weaviate", "weaviate_url": f"http://127.0.0.1:{free_port()}", "graph_backend": "embedded"},
         ingestion={"max_attempts": 2, "retry_backoff_s": 0.2},
     )
     container = build_container(down)  # must not raise although Weaviate is unreachable

@@ -90,7 +90,7 @@ def test_answer_done_carries_retrieval_timings_into_the_stage_histogram_and_degr
     metrics.observe_answer(done)
     samples = scrape(metrics)
     # the vector retriever failed: counted as skipped, its time-to-failure kept out of the latency histogram
-    assert stages_observed(samples) == {"keyword": 1, "graph": 1, "fuse": 1, "rerank": 1, "total": 1}
+    assert stages_observed(samples) == {"keyword": 1, "graph": 1, "fuse": 1, "links": 1, "rerank": 1, "total": 1}
     assert samples[sample("kbqa_retrieval_degraded_total", stage="vector")] == 1
     assert sample("kbqa_retrieval_degraded_total", stage="keyword") not in samples
     seconds = samples[sample("kbqa_retrieval_seconds_sum", stage="total")]
@@ -105,7 +105,7 @@ def test_a_disabled_retriever_has_no_latency_series() -> None:
     assert isinstance(done, Done) and "graph" not in done.retrieval_timings_ms
     metrics = Metrics()
     metrics.observe_answer(done)
-    assert stages_observed(scrape(metrics)) == {"keyword": 1, "vector": 1, "fuse": 1, "total": 1}
+    assert stages_observed(scrape(metrics)) == {"keyword": 1, "vector": 1, "fuse": 1, "links": 1, "total": 1}
 
 
 def test_every_retriever_failing_counts_each_one() -> None:
@@ -146,7 +146,7 @@ def test_search_route_observes_the_same_retrieval_metrics(search_api) -> None:  
     assert client.get("/api/v1/search", params={"q": "warranty"}).status_code == 503
 
     samples = scrape(container.metrics)
-    assert stages_observed(samples) == {"keyword": 2, "vector": 2, "fuse": 2, "rerank": 2, "total": 2}
+    assert stages_observed(samples) == {"keyword": 2, "vector": 2, "fuse": 2, "links": 2, "rerank": 2, "total": 2}
     assert samples[sample("kbqa_retrieval_degraded_total", stage="graph")] == 3
     assert samples[sample("kbqa_retrieval_degraded_total", stage="keyword")] == 1
     # and it is what /metrics serves

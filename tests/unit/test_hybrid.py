@@ -11,7 +11,7 @@ from core.errors import AppError, ErrorCode
 from core.settings import RetrievalSettings
 from core.types import ChunkRecord, SearchFilter
 from evaluation.beir import DictChunkStore
-from retrieval.hybrid import HybridRetriever, bridge_names
+from retrieval.hybrid import HybridRetriever, bridge_names, link_name, linked_after
 from retrieval.null import NullGraphIndex, NullKeywordIndex, NullVectorIndex
 from retrieval.protocols import Retriever
 from tests.fakes import FakeEmbedder, FakeFailingIndex, FakeIndex, FakeReranker, FakeSlowIndex, FakeVectorIndex
@@ -176,7 +176,7 @@ def test_the_second_hop_reaches_a_bridge_document(tmp_path, multi_hop: bool) -> 
 
     kw = TantivyKeywordIndex(tmp_path / "bm25")
     kw.upsert_many([(d.document_id, [d]) for d in HOP_DOCS])
-    settings = RetrievalSettings(multi_hop=multi_hop, hop_seeds=1)
+    settings = RetrievalSettings(multi_hop=multi_hop, hop_seeds=1, title_links=False)
     r = HybridRetriever(kw, NullVectorIndex(4), NullGraphIndex(), FakeEmbedder(), DictChunkStore(HOP_DOCS), settings)
     try:
         res = asyncio.run(r.retrieve("Where was the director of Night Harbour born?", FLT, 3))
@@ -188,3 +188,77 @@ def test_the_second_hop_reaches_a_bridge_document(tmp_path, multi_hop: bool) -> 
     # one hop cannot see the bridge: it shares no rare word with the question; the second hop's query names her
     assert ("bridge" in ids) is multi_hop
     assert ("hop2" in res.timings_ms) is multi_hop and not res.degraded
+
+
+# ------------------------------------------------------------------ title links: the first hop names the bridge
+
+@pytest.mark.parametrize("title_links", [False, True])
+def test_title_links_pull_the_document_a_top_passage_names_up_after_it(tmp_path, title_links: bool) -> None:  # noqa: ANN001
+    from retrieval.keyword import TantivyKeywordIndex
+
+    kw = TantivyKeywordIndex(tmp_path / "bm25")
+    kw.upsert_many([(d.document_id, [d]) for d in HOP_DOCS])
+    settings = RetrievalSettings(title_links=title_links, link_seeds=1)
+    r = HybridRetriever(kw, NullVectorIndex(4), NullGraphIndex(), FakeEmbedder(), DictChunkStore(HOP_DOCS), settings)
+    try:
+        res = asyncio.run(r.retrieve("Where was the director of Night Harbour born?", FLT, 3))
+    finally:
+        r.close()
+        kw.close()
+    ids = [c.chunk.id for c in res.chunks]
+    assert ids[0] == "film"
+    # the bridge is a fused candidate (it has "director" and "born") but ranked below the Harbour Lights noise; the
+    # film's passage names its title, so a link puts it second, with no second retrieval
+    assert (ids[1] == "bridge") is title_links
+    assert ("links" in res.timings_ms) is title_links and "hop2" not in res.timings_ms
+    scores = [c.score for c in res.chunks]
+    assert scores == sorted(scores, reverse=True)
+
+
+def _rec(cid: str, title: str, text: str = "", doc: str | None = None) -> ChunkRecord:
+    return ChunkRecord(id=cid, tenant_id="t", document_id=doc or cid, document_version=1, title=title, text=text)
+
+
+def test_link_name_drops_a_trailing_qualifier_and_refuses_names_too_short_to_tell_apart() -> None:
+    assert link_name("Welcome to the Show (TV series)") == "welcome to the show"
+    assert link_name("Bethel University (Minnesota)") == "bethel university"
+    assert link_name("AB") == "" and link_name("1998") == "" and link_name("") == ""
+
+
+def test_linked_after_matches_whole_titles_only_and_keeps_everything_else_in_order() -> None:
+    recs = {r.id: r for r in [
+        _rec("seed", "Kerry Saxby-Junna", "She was born in Young, New South Wales, and went to a party in Art town."),
+        _rec("a", "Racewalking"),
+        _rec("young", "Young, New South Wales"),
+        _rec("part", "Part"),                 # only inside "party": not a whole word, never linked
+        _rec("art", "Art (TV series)"),       # "Art town": a whole word, the qualifier ignored
+        _rec("wales", "Wales"),               # inside "New South Wales", still a whole word
+        _rec("b", "Unrelated"),
+    ]}
+    order = ["seed", "a", "b", "part", "young", "art", "wales"]
+    assert linked_after(order, recs, seeds=1, per_seed=1) == ["seed", "young", "a", "b", "part", "art", "wales"]
+    assert linked_after(order, recs, seeds=1, per_seed=3) == ["seed", "young", "art", "wales", "a", "b", "part"]
+    # a seed names nothing -> the order is untouched; ids without a record stay where they are
+    assert linked_after(["a", "gone", "seed"], recs, seeds=1, per_seed=2) == ["a", "gone", "seed"]
+
+
+def test_linked_after_never_links_the_seeds_own_document_and_takes_a_linked_documents_best_chunk() -> None:
+    recs = {r.id: r for r in [
+        _rec("s1", "Billing FAQ", "See the Billing FAQ and the Refund Policy for card charges.", doc="faq"),
+        _rec("s2", "Billing FAQ", "Another chunk of the same FAQ.", doc="faq"),
+        _rec("x", "Other"),
+        _rec("r1", "Refund Policy", "first chunk", doc="refunds"),
+        _rec("r2", "Refund Policy", "second chunk", doc="refunds"),
+    ]}
+    order = ["s1", "x", "s2", "r1", "r2"]
+    # s2 (its own document, its own title) is not a link; of the Refund Policy's chunks only the best ranked moves
+    assert linked_after(order, recs, seeds=1, per_seed=2) == ["s1", "r1", "x", "s2", "r2"]
+
+
+def test_linked_after_only_reads_the_first_seeds_passages() -> None:
+    recs = {r.id: r for r in [
+        _rec("a", "Alpha"), _rec("b", "Beta", "Beta mentions Gamma Ray."), _rec("c", "Noise"),
+        _rec("g", "Gamma Ray"),
+    ]}
+    assert linked_after(["a", "b", "c", "g"], recs, seeds=1, per_seed=1) == ["a", "b", "c", "g"]
+    assert linked_after(["a", "b", "c", "g"], recs, seeds=2, per_seed=1) == ["a", "b", "g", "c"]

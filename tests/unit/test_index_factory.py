@@ -74,9 +74,11 @@ def test_graph_backend_comes_from_settings(tmp_path: Path) -> None:
     from retrieval.factory import build_graph_index
     from retrieval.graph import NetworkXGraphIndex
     from retrieval.graph.sql import PostgresGraphIndex
+    from retrieval.null import is_disabled
     from retrieval.protocols import GraphIndex, TransactionalGraphIndex
 
-    embedded = build_graph_index(Settings(), tmp_path)
+    assert is_disabled(build_graph_index(Settings(), tmp_path)) and not (tmp_path / "graph").exists()  # default
+    embedded = build_graph_index(Settings(index=IndexSettings(graph_backend="embedded")), tmp_path)
     assert isinstance(embedded, NetworkXGraphIndex) and (tmp_path / "graph").is_dir()
     assert not isinstance(embedded, TransactionalGraphIndex)
     with pytest.raises(ValueError, match="PostgreSQL URL"):

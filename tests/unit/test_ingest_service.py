@@ -296,3 +296,38 @@ def test_a_service_down_through_every_attempt_fails_with_the_reason(flaky):
     with svc.db.session() as s:
         doc = s.get(Document, s.get(IngestionJob, job_id).document_id)
         assert doc.failure_reason == "vector index unavailable: connection refused (gave up after 1 attempts)"
+
+
+def test_without_a_graph_no_entities_are_extracted(make_settings, tmp_path) -> None:  # noqa: ANN001
+    """``index.graph_backend=none`` (the default): the pipeline indexes the document and never calls the extractor
+    (so the spaCy model is never loaded)."""
+    from ingestion.pipeline import IngestPipeline
+    from retrieval.indexes import Indexes
+    from retrieval.null import NullGraphIndex
+    from tests.fakes import FakeEmbedder
+
+    class CountingExtractor(FakeExtractor):
+        calls = 0
+
+        def extract(self, texts):  # type: ignore[no-untyped-def]  # noqa: ANN001, ANN202
+            CountingExtractor.calls += 1
+            return super().extract(texts)
+
+    settings = make_settings()
+    migrate_database(settings)
+    db = Database(settings.database_url)
+    try:
+        svc = IngestService(settings=settings, db=db, dispatcher=FakeDispatcher(), indexes=FakeIndexRemover())
+        idx = FakeRecordingIndex()
+        for graph, calls in ((NullGraphIndex(), 0), (idx, 1)):
+            pipeline = IngestPipeline(
+                settings=settings, db=db, embedder=FakeEmbedder(), extractor=CountingExtractor(),
+                indexes=Indexes(keyword=idx, vector=idx, graph=graph, lock_path=tmp_path / "lock"),  # type: ignore[arg-type]
+            )
+            doc = svc.submit(tenant_id="t", filename=f"g{calls}.md", data=f"# G\n\nText {calls} to index.".encode())
+            with db.session() as s:
+                job_id = repo.latest_job(session=s, document_id=doc.document.id).id
+            assert pipeline.run(job_id, owner="w1") == "indexed"
+            assert CountingExtractor.calls == calls
+    finally:
+        db.dispose()

@@ -76,7 +76,7 @@ export interface DoneEvent {
   refused: boolean;
   degraded: boolean;
   answer: string;
-  /** Milliseconds each retrieval stage itself took (keyword, vector, graph, fuse, rerank, total); empty when retrieval did not run. */
+  /** Milliseconds each retrieval stage itself took (keyword, vector, graph, fuse, and within fuse hop2 and links, rerank, total); empty when retrieval did not run. */
   retrieval_timings_ms?: Record<string, number>;
   /** Retrieval stages skipped because they failed or timed out (the `degraded` event's retrieval reasons). */
   retrieval_degraded?: string[];
