@@ -113,6 +113,19 @@ def test_a_product_name_missing_from_the_evidence_is_refused() -> None:
     assert answerability.missing_name_words("Does Zephyr work offline?", chunks) == []
 
 
+def test_greetings_the_pronoun_i_and_possessives_are_not_names() -> None:
+    chunks = [_chunk("How can I get new plates? Bring your New York State driver license and the plates to a DMV "
+                     "office.", title="Plates")]
+    for question in ("Hello I need information about How can I get new plates?",
+                     "Yes I would like to know how I get new plates",
+                     "Hi How are you today? Dp I need new plates?",
+                     "Can I bring my New York State Driver's License to get new plates?"):
+        assert answerability.missing_name_words(question, chunks) == [], question
+    # a real name missing from the evidence still vetoes, greeting or not
+    assert answerability.missing_name_words("Hello I need the New Jersey Motor Vehicle fee", chunks) == [
+        "jersey", "motor", "vehicle"]
+
+
 def test_a_product_whose_words_occur_apart_in_the_evidence_is_refused() -> None:
     chunks = [_chunk("Kestrel Cam 2 is for indoor use only, not outdoor use. The smart thermostat has a lock screen.")]
     for question, tail in (
