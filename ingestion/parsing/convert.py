@@ -32,9 +32,10 @@ def soffice() -> str | None:
 
 def _timeout_s() -> float:
     try:
-        return max(1.0, float(os.environ.get(CONVERT_TIMEOUT_ENV, "120")))
+        value = float(os.environ.get(CONVERT_TIMEOUT_ENV, "120"))
     except ValueError:
         return 120.0
+    return value if value > 0 else 120.0
 
 
 def convert(data: bytes, doc_type: str) -> bytes:

@@ -224,8 +224,9 @@ def test_damaged_legacy_file_and_conversion_timeout_fail_clearly(tmp_path: Path,
     broken.write_bytes(office_files["doc"].read_bytes()[:1536])  # OLE header and a cut directory
     message = _failure(broken)
     assert message.startswith("LibreOffice could not ") or message.startswith("corrupt"), message
-    assert _failure(office_files["ppt"], convert_timeout_s=0.01) == (
-        "LibreOffice conversion of .ppt timed out after 1 s"
+    # LibreOffice 7.4 converts this .ppt in under a second on an idle machine: the timeout must be honoured as set
+    assert _failure(office_files["ppt"], convert_timeout_s=0.05) == (
+        "LibreOffice conversion of .ppt timed out after 0.05 s"
     )
 
 
