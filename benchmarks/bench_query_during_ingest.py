@@ -4,8 +4,9 @@
    document chunks the way the ingest pipeline does (``embed_documents`` on batches of ``--batch`` texts) while the main
    thread times ``embed_query`` calls, one every ``--gap-ms``.
 2. Whole search (``--search``, the default): the embedded container of ``kbqa serve`` (SQLite, tantivy, in-process
-   vectors and graph, the InlineDispatcher's ingest workers) over the demo knowledge base; ``--queries`` hybrid
-   searches (keyword + vector + graph, fusion; what ``GET /api/v1/search`` runs, without HTTP) idle, then the same
+   vectors, the InlineDispatcher's ingest workers; the graph only when ``KBQA_INDEX__GRAPH_BACKEND`` enables it) over
+   the demo knowledge base; ``--queries`` hybrid searches (keyword + vector, title links, fusion; what
+   ``GET /api/v1/search`` runs, without HTTP) idle, then the same
    while ``--docs`` generated documents of another tenant ingest through the real pipeline.
 
 Prints p50/p95/max idle and during ingestion, their ratio, and the ingestion throughput.
