@@ -306,7 +306,12 @@ async function run(page) {
     await cited.locator("mark.cited, blockquote.passage").first().waitFor({ timeout: 15_000 });
     await page.keyboard.press("Escape");
     await cited.waitFor({ state: "detached", timeout: 5_000 });
-    const back = await keyboardChip.evaluate((el) => el === document.activeElement);
+    // the app hands the focus back in a timeout after the panel closes: poll for it briefly, not once
+    let back = false;
+    for (let i = 0; i < 20 && !back; i += 1) {
+      back = await keyboardChip.evaluate((el) => el === document.activeElement);
+      if (!back) await page.waitForTimeout(100);
+    }
     if (!back) throw new Error("closing the cited passage with Escape did not return the focus to its chip");
     log(`keyboard only: question reached in ${tabs} Tab presses; citation opened with Enter and closed with Escape`);
   } else {
@@ -409,6 +414,8 @@ async function run(page) {
   if (OTHER_EMAIL && OTHER_PASSWORD) {
     progress.step = "other tenant";
     await page.getByRole("button", { name: "Sign out" }).click();
+    // the login form, not a form of the page being left (the admin page has its own Email field), gets the credentials
+    await page.getByRole("button", { name: "Sign in", exact: true }).waitFor();
     const listed = page.waitForResponse((r) => r.url().endsWith("/api/v1/conversations") && r.request().method() === "GET");
     await signIn(page, { email: OTHER_EMAIL, password: OTHER_PASSWORD });
     const conversations = page.getByRole("navigation", { name: "Conversations" });
