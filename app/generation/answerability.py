@@ -124,21 +124,22 @@ _LEADING = {
 # but never part of a name. Found on the doc2dial DMV questions, where "Hello I" vetoed 9 answerable questions.
 _OPENERS = {"hello", "hi", "hey", "greetings", "thanks", "thank", "please", "dear", "good", "morning", "afternoon",
             "evening", "yes", "no", "ok", "okay", "sure", "sorry", "excuse", "well", "so", "also", "now", "then"}
-_I = {"i", "i'm", "i’m", "i've", "i’ve", "i'd", "i’d", "i'll", "i’ll"}
+_NOT_NAME_START = _LEADING | _OPENERS
 
 
 def _names(question: str) -> Iterator[list[str]]:
     """The words of each capitalised multi-word run in ``question``: the pronoun I splits a run (a name never holds
-    it), and leading question words, greetings and fillers are dropped."""
+    it), and leading question words, greetings and fillers are dropped. A run's words are letters, digits and hyphens
+    only: "Driver's" ends a run at "Driver", and "I'm" gives the word "I"."""
     for match in _NAME.finditer(question):
         runs: list[list[str]] = [[]]
         for word in match.group(0).split():
-            if word.lower() in _I:
+            if word == "I":
                 runs.append([])
             else:
                 runs[-1].append(word)
         for words in runs:
-            while words and (words[0].lower() in _LEADING or words[0].lower() in _OPENERS):
+            while words and words[0].lower() in _NOT_NAME_START:
                 words = words[1:]
             if words:
                 yield words
@@ -161,7 +162,7 @@ def missing_name_words(question: str, chunks: Sequence[RankedChunk]) -> list[str
         if len(words) < 2:
             continue
         for word in words:
-            w = word.lower().removesuffix("'s").removesuffix("’s")  # "Driver's": the evidence splits it at the '
+            w = word.lower()
             if not w.isdigit() and not _forms(w) & evidence:
                 missing.append(w)
     return missing

@@ -306,12 +306,10 @@ async function run(page) {
     await cited.locator("mark.cited, blockquote.passage").first().waitFor({ timeout: 15_000 });
     await page.keyboard.press("Escape");
     await cited.waitFor({ state: "detached", timeout: 5_000 });
-    // the app hands the focus back in a timeout after the panel closes: poll for it briefly, not once
-    let back = false;
-    for (let i = 0; i < 20 && !back; i += 1) {
-      back = await keyboardChip.evaluate((el) => el === document.activeElement);
-      if (!back) await page.waitForTimeout(100);
-    }
+    // the app hands the focus back in a timeout after the panel closes: wait for it briefly, not check once
+    const back = await page
+      .waitForFunction((el) => el === document.activeElement, await keyboardChip.elementHandle(), { timeout: 2_000 })
+      .then(() => true, () => false);
     if (!back) throw new Error("closing the cited passage with Escape did not return the focus to its chip");
     log(`keyboard only: question reached in ${tabs} Tab presses; citation opened with Enter and closed with Escape`);
   } else {
