@@ -119,7 +119,11 @@ def build_container(settings: Settings) -> Container:
     # state). So the LLM is built first, and given the embedder afterwards.
     llm = build_llm(settings.generation)
     db = Database(settings.database_url, connect_timeout_s=settings.database.connect_timeout_s)
-    embedder = build_embedder(settings.embedding)
+    # embedded mode answers and ingests in this process: queries get their own model instance (queries first, #12)
+    embedder = build_embedder(
+        settings.embedding,
+        query_lane=settings.embedding.query_instance and settings.ingestion.executor == "inline",
+    )
     indexes = build_indexes(settings, embedder, db)
     files = build_file_store(settings)
     if getattr(llm, "embedder", False) is None:
@@ -156,7 +160,10 @@ def build_container(settings: Settings) -> Container:
             settings=settings, db=db, indexes=indexes, embedder=embedder, extractor=EntityExtractor(), files=files
         )
         dispatcher = InlineDispatcher(
-            pipeline.run, workers=settings.ingestion.inline_workers, tenant_of=lambda job_id: _job_tenant(db, job_id)
+            pipeline.run,
+            workers=settings.ingestion.inline_workers,
+            tenant_of=lambda job_id: _job_tenant(db, job_id),
+            nice=settings.ingestion.inline_nice,
         )
     ingest = IngestService(settings=settings, db=db, dispatcher=dispatcher, indexes=indexes, files=files)
     limiter = QuotaLimiter(

@@ -1,8 +1,10 @@
 """Query latency while ingestion runs in the same process (embedded mode), vs idle.
 
-1. Query embedding: one embedder (the bundled MiniLM) is shared, as in ``kbqa serve``: a background thread embeds
-   document chunks the way the ingest pipeline does (``embed_documents`` on batches of ``--batch`` texts) while the main
-   thread times ``embed_query`` calls, one every ``--gap-ms``.
+1. Query embedding: one embedder (the bundled MiniLM) is shared, as in ``kbqa serve`` (with its query lane, a second
+   model instance for queries; ``--one-instance``: without it, queries go first between small slices of the shared
+   instance): a background thread at the ingest workers' CPU priority embeds document chunks the way the ingest
+   pipeline does (``embed_documents`` on batches of ``--batch`` texts) while the main thread times ``embed_query``
+   calls, one every ``--gap-ms``.
 2. Whole search (``--search``, the default): the embedded container of ``kbqa serve`` (SQLite, tantivy, in-process
    vectors, the InlineDispatcher's ingest workers; the graph only when ``KBQA_INDEX__GRAPH_BACKEND`` enables it) over
    the demo knowledge base; ``--queries`` hybrid searches (keyword + vector, title links, fusion; what
@@ -12,6 +14,10 @@
 Prints p50/p95/max idle and during ingestion, their ratio, and the ingestion throughput.
 
     python benchmarks/bench_query_during_ingest.py [--queries 40] [--chunks 800] [--docs 60] [--no-search]
+        [--one-instance]
+
+The whole-search part runs what the settings say (``KBQA_EMBEDDING__QUERY_INSTANCE=false`` and
+``KBQA_INGESTION__INLINE_NICE=0`` turn the query lane and the lower ingest priority off).
 """
 
 from __future__ import annotations
@@ -27,7 +33,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.settings import EmbeddingSettings  # noqa: E402
+from core.settings import EmbeddingSettings, Settings  # noqa: E402
+from ingestion.executors import lower_priority  # noqa: E402
 from retrieval.embedders import build_embedder  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -77,7 +84,6 @@ def product_sheet(i: int) -> bytes:
 def search_during_ingest(queries: int, docs: int, gap_s: float) -> None:
     from app.cli import migrate_database
     from app.main import build_container
-    from core.settings import Settings
     from core.types import SearchFilter
 
     with tempfile.TemporaryDirectory(prefix="kbqa-bench-qdi-") as tmp:
@@ -142,8 +148,9 @@ def main() -> None:
     ap.add_argument("--gap-ms", type=float, default=100)
     ap.add_argument("--docs", type=int, default=60, help="generated documents ingested during the search run")
     ap.add_argument("--no-search", action="store_true", help="only the query-embedding measure")
+    ap.add_argument("--one-instance", action="store_true", help="query embedding without the query lane")
     args = ap.parse_args()
-    embedder = build_embedder(EmbeddingSettings())
+    embedder = build_embedder(EmbeddingSettings(), query_lane=not args.one_instance)
     embedder.embed_query("warm up")
     idle = time_queries(embedder, args.queries, args.gap_ms / 1000)
 
@@ -151,6 +158,7 @@ def main() -> None:
     embedded = [0]
 
     def ingest() -> None:
+        lower_priority(Settings().ingestion.inline_nice)  # as an ingest worker thread
         texts = [f"{i} {CHUNK}" for i in range(args.chunks)]
         for i in range(0, len(texts), args.batch):
             embedder.embed_documents(texts[i : i + args.batch])

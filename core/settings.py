@@ -40,6 +40,9 @@ class IngestionSettings(BaseModel):
     #: (two for that tenant) measured +53% files/s on ``bench_ingest.py --limit 40`` (2.38 -> 3.63), but searches
     #: during the ingest slowed from p95 74 to 117 ms (``bench_query_during_ingest.py``), so queries keep the default.
     inline_workers: int = Field(default=2, ge=1, le=16)
+    #: Embedded mode: how much lower the ingest workers' CPU priority is than the query path's (a nice increment,
+    #: inherited by their parser processes). 0: the same priority.
+    inline_nice: int = Field(default=10, ge=0, le=19)
     broker_url: str = "redis://127.0.0.1:6379/0"
     #: Celery mode: jobs go to ``ingest.0`` .. ``ingest.<N-1>``, the queue picked by a stable hash of the tenant, and
     #: every worker consumes all of them; the Redis transport takes from the non-empty queues in turn. So one tenant's
@@ -89,6 +92,10 @@ class EmbeddingSettings(BaseModel):
     model_path: str = ""
     batch_size: int = Field(default=32, ge=1)
     device: str = "cpu"
+    #: Embedded mode: queries get a second instance of the model (~90 MB for the bundled one), so a query never
+    #: waits behind ingestion's embedding batches (search p95 during a bulk ingest ~2.5x lower on 2 cores, see
+    #: ``benchmarks/bench_query_during_ingest.py``). Off: one instance, queries go first between small batches.
+    query_instance: bool = True
 
 
 class IndexSettings(BaseModel):

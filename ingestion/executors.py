@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -13,18 +14,39 @@ from core.settings import Settings
 log = logging.getLogger(__name__)
 
 
+def lower_priority(by: int) -> None:
+    """Add ``by`` to the calling thread's nice value (capped at 19); best effort, a no-op where unsupported."""
+    if by <= 0 or not hasattr(os, "setpriority"):
+        return
+    tid = threading.get_native_id()
+    try:
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + by))
+    except OSError:
+        log.warning("could not lower the ingest worker's CPU priority", exc_info=True)
+
+
 class InlineDispatcher:
     """Runs jobs in this process (embedded mode) on ``workers`` background threads, fairly across tenants.
 
     Each tenant has its own first-in-first-out lane; free workers take the next job from the lanes in turn
     (round robin) and never run two jobs of one tenant at once while another tenant waits. So one tenant's backlog
     or one long document delays other tenants by at most the jobs already running, not by the whole backlog.
-    ``tenant_of(job_id)`` names a job's lane (all jobs share one lane without it)."""
+    ``tenant_of(job_id)`` names a job's lane (all jobs share one lane without it).
+
+    ``nice`` lowers the workers' CPU priority by that much (Linux schedules threads, so this is per worker thread;
+    the parser processes and the embedding threads a worker starts inherit it): in embedded mode the same cores
+    answer queries, and the scheduler then gives a query's threads the core first while ingestion keeps the rest."""
 
     def __init__(
-        self, run: Callable[[str], str], *, workers: int = 1, tenant_of: Callable[[str], str] | None = None
+        self,
+        run: Callable[[str], str],
+        *,
+        workers: int = 1,
+        tenant_of: Callable[[str], str] | None = None,
+        nice: int = 0,
     ) -> None:
         self._run = run
+        self._nice = nice
         self._tenant_of = tenant_of
         self._lanes: dict[str, deque[str]] = {}
         self._turns: deque[str] = deque()  # tenants with queued jobs, in round-robin order
@@ -81,6 +103,7 @@ class InlineDispatcher:
         return tenant, job_id
 
     def _work(self) -> None:
+        lower_priority(self._nice)
         while True:
             with self._cv:
                 picked = self._next()

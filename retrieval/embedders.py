@@ -5,9 +5,18 @@ float32 vectors and count tokens with the model's own tokenizer (no special toke
 (kind, path, device) in-process and shared by every embedder on that path; a per-model :class:`PriorityLock`
 serialises inference, so an embedder is safe to call from concurrent request threads.
 
-Queries come first: in embedded mode the ingest pipeline embeds documents on the same model (and cores) that answers
-queries. ``embed_documents`` works in slices of :data:`BACKGROUND_SLICE` texts, taking the lock per slice and only
-when no query is waiting, so a query waits for at most one small slice instead of a whole ingestion batch.
+Queries come first: in embedded mode the ingest pipeline embeds documents on the same cores that answer queries.
+With ``query_lane`` (what embedded mode builds) the query side (``embed_query``, ``embed_queries``, ``count_tokens``)
+runs on a second instance of the model with its own lock, so a query never waits for an ingestion batch; the
+operating system shares the cores (the ingest workers run at a lower CPU priority, ``ingestion.inline_nice``).
+Measured on 2 cores with documents embedding non-stop: query embedding p50 / p95 40 / 51 ms against 28 / 35 ms idle,
+where one shared instance behind the priority lock below gave 107 / 138 ms (``bench_query_during_ingest.py``); the
+second instance holds ~90 MB. Without a lane (a process that only answers or only ingests) one instance serves both
+and ``embed_documents`` works in slices of :data:`BACKGROUND_SLICE` texts, taking the lock per slice and only when no
+query is waiting, so a query waits for at most one small slice instead of a whole ingestion batch.
+
+Query-time code that embeds passages or sentences (unit choice, the extractive composer, citation checks, the
+sentence reranker) goes through :func:`embed_now`, on the query side.
 """
 
 from __future__ import annotations
@@ -108,16 +117,26 @@ def _cached(kind: str, path: Path, device: str, load: Callable[[], Any]) -> tupl
 
 
 def _in_slices(
-    texts: list[str], dim: int, lock: PriorityLock, encode: Callable[[list[str]], np.ndarray]
+    texts: list[str], dim: int, lock: PriorityLock, encode: Callable[[list[str]], np.ndarray],
+    slice_: int = BACKGROUND_SLICE,
 ) -> np.ndarray:
     """Document embedding as background work: one lock hold per slice, so waiting queries go in between."""
     if not texts:
         return np.zeros((0, dim), dtype=np.float32)
     parts = []
-    for i in range(0, len(texts), BACKGROUND_SLICE):
+    for i in range(0, len(texts), slice_):
         with lock.hold(urgent=False):
-            parts.append(encode(texts[i : i + BACKGROUND_SLICE]))
+            parts.append(encode(texts[i : i + slice_]))
     return np.vstack(parts).astype(np.float32)
+
+
+def embed_now(embedder: Any, texts: Sequence[str]) -> np.ndarray:
+    """``texts`` embedded as query-time work (an answer waits for them): the embedder's ``embed_queries`` when it has
+    one (the query side, one urgent batch), else ``embed_documents``. Same vectors either way."""
+    batch = getattr(embedder, "embed_queries", None)
+    if callable(batch):
+        return np.asarray(batch(list(texts)), dtype=np.float32)
+    return np.asarray(embedder.embed_documents(list(texts)), dtype=np.float32)
 
 
 def _normalise(vectors: Any, dim: int) -> np.ndarray:
@@ -129,45 +148,55 @@ def _normalise(vectors: Any, dim: int) -> np.ndarray:
 class SentenceTransformerEmbedder:
     """:class:`retrieval.protocols.Embedder` on a local sentence-transformers model folder."""
 
-    def __init__(self, model_path: str | Path | None = None, batch_size: int = 32, device: str = "cpu") -> None:
+    def __init__(
+        self, model_path: str | Path | None = None, batch_size: int = 32, device: str = "cpu", *,
+        query_lane: bool = False,
+    ) -> None:
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
             raise missing_extra("sentence-transformers", "embeddings") from exc
         path = _resolve(model_path)
-        self._model, self._lock = _cached(
-            "st", path, device, lambda: SentenceTransformer(str(path), device=device, local_files_only=True)
+
+        def load() -> Any:
+            return SentenceTransformer(str(path), device=device, local_files_only=True)
+
+        self._model, self._lock = _cached("st", path, device, load)
+        self._query_model, self._query_lock = (
+            _cached("st-query", path, device, load) if query_lane else (self._model, self._lock)
         )
+        self.query_lane = query_lane
         self.batch_size = batch_size
         self.model_name = DEFAULT_MODEL_NAME if not model_path else path.name
         self.model_version = model_version(path)
         get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
         self.dim = int(get_dim())
 
-    def _encode(self, texts: list[str]) -> np.ndarray:
+    def _encode(self, texts: list[str], model: Any = None) -> np.ndarray:
         return _normalise(
-            self._model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
-                               show_progress_bar=False),
+            (model or self._model).encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
+                                          convert_to_numpy=True, show_progress_bar=False),
             self.dim,
         )
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        return _in_slices(list(texts), self.dim, self._lock, self._encode)
+        slice_ = self.batch_size if self.query_lane else BACKGROUND_SLICE  # no query waits on this lock with a lane
+        return _in_slices(list(texts), self.dim, self._lock, self._encode, slice_)
 
     def embed_query(self, text: str) -> np.ndarray:
-        with self._lock.hold(urgent=True):
-            return self._encode([text])[0]
+        with self._query_lock.hold(urgent=True):
+            return self._encode([text], self._query_model)[0]
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         """Query-time texts (e.g. a reranker's sentences) in one urgent lock hold, batched, as documents are."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        with self._lock.hold(urgent=True):
-            return self._encode(list(texts))
+        with self._query_lock.hold(urgent=True):
+            return self._encode(list(texts), self._query_model)
 
     def count_tokens(self, text: str) -> int:
-        with self._lock.hold(urgent=True):  # short; the chunker and prompt assembly both wait on it
-            return len(self._model.tokenizer(text, add_special_tokens=False)["input_ids"])
+        with self._query_lock.hold(urgent=True):  # short; the chunker and prompt assembly both wait on it
+            return len(self._query_model.tokenizer(text, add_special_tokens=False)["input_ids"])
 
 
 class FlagEmbedder:
@@ -186,6 +215,7 @@ class FlagEmbedder:
         device: str = "cpu",
         query_instruction: str | None = None,
         max_length: int = 512,
+        query_lane: bool = False,
     ) -> None:
         try:
             from FlagEmbedding import FlagModel
@@ -206,7 +236,12 @@ class FlagEmbedder:
                 passage_max_length=max_length,
             )
 
-        self._model, self._lock = _cached(f"flag:{pooling_method}:{query_instruction}", path, device, load)
+        key = f"flag:{pooling_method}:{query_instruction}"
+        self._model, self._lock = _cached(key, path, device, load)
+        self._query_model, self._query_lock = (
+            _cached(f"{key}:query", path, device, load) if query_lane else (self._model, self._lock)
+        )
+        self.query_lane = query_lane
         self.batch_size = batch_size
         self.model_name = path.name
         self.model_version = model_version(path)
@@ -216,29 +251,37 @@ class FlagEmbedder:
         return _in_slices(
             list(texts), self.dim, self._lock,
             lambda part: _normalise(self._model.encode_corpus(part, batch_size=self.batch_size), self.dim),
+            self.batch_size if self.query_lane else BACKGROUND_SLICE,
         )
 
     def embed_query(self, text: str) -> np.ndarray:
-        with self._lock.hold(urgent=True):
-            out = self._model.encode_queries([text], batch_size=1)
+        with self._query_lock.hold(urgent=True):
+            out = self._query_model.encode_queries([text], batch_size=1)
         return _normalise(out, self.dim)[0]
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         """Query-time passages (e.g. a reranker's sentences) in one urgent lock hold, encoded as documents."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        with self._lock.hold(urgent=True):
-            return _normalise(self._model.encode_corpus(list(texts), batch_size=self.batch_size), self.dim)
+        with self._query_lock.hold(urgent=True):
+            return _normalise(self._query_model.encode_corpus(list(texts), batch_size=self.batch_size), self.dim)
 
     def count_tokens(self, text: str) -> int:
-        with self._lock.hold(urgent=True):
-            return len(self._model.tokenizer(text, add_special_tokens=False)["input_ids"])
+        with self._query_lock.hold(urgent=True):
+            return len(self._query_model.tokenizer(text, add_special_tokens=False)["input_ids"])
 
 
-def build_embedder(settings: EmbeddingSettings) -> SentenceTransformerEmbedder | FlagEmbedder:
-    """The embedder the settings name (``backend``: ``sentence-transformers`` or ``flag``)."""
+def build_embedder(
+    settings: EmbeddingSettings, *, query_lane: bool = False
+) -> SentenceTransformerEmbedder | FlagEmbedder:
+    """The embedder the settings name (``backend``: ``sentence-transformers`` or ``flag``); ``query_lane``: queries
+    get their own model instance (a process that both answers and ingests; see the module docstring)."""
     if settings.backend == "sentence-transformers":
-        return SentenceTransformerEmbedder(settings.model_path or None, settings.batch_size, settings.device)
+        return SentenceTransformerEmbedder(
+            settings.model_path or None, settings.batch_size, settings.device, query_lane=query_lane
+        )
     if settings.backend == "flag":
-        return FlagEmbedder(settings.model_path or None, batch_size=settings.batch_size, device=settings.device)
+        return FlagEmbedder(
+            settings.model_path or None, batch_size=settings.batch_size, device=settings.device, query_lane=query_lane
+        )
     raise AppError(ErrorCode.CONFIGURATION, f"unknown embedding backend {settings.backend!r}")

@@ -27,6 +27,7 @@ import numpy as np
 
 from core.errors import AppError, ErrorCode, missing_extra
 from core.settings import RetrievalSettings
+from retrieval.embedders import embed_now
 from retrieval.protocols import Embedder, Reranker
 
 log = logging.getLogger(__name__)
@@ -111,10 +112,7 @@ class SentenceReranker:
         return [sents[i] for i in select_sentences(query_terms(query), sents, self.max_sentences)]
 
     def _embed(self, texts: list[str]) -> np.ndarray:
-        batch = getattr(self._embedder, "embed_queries", None)  # one urgent batch when the embedder has it
-        if callable(batch):
-            return np.asarray(batch(texts), dtype=np.float32)
-        return np.vstack([self._embedder.embed_query(texts[0]), self._embedder.embed_documents(texts[1:])])
+        return embed_now(self._embedder, texts)
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
         if not passages:

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from app.generation.text import content_terms, overlap, split_sentences
+from retrieval.embedders import embed_now
 from retrieval.protocols import Embedder
 
 MARKER = re.compile(r"\[(\s*\d+(?:\s*,\s*\d+)*\s*)\]")
@@ -94,8 +95,8 @@ def check_support(
     cos = [0.0] * len(pairs)
     if embedder is not None:
         clean = [MARKER.sub("", s) for s, _ in pairs]
-        sv = embedder.embed_documents(clean)
-        pv = embedder.embed_documents([by_n[n]["text"] for _, n in pairs])
+        sv = embed_now(embedder, clean)
+        pv = embed_now(embedder, [by_n[n]["text"] for _, n in pairs])
         cos = [float(x) for x in np.sum(sv * pv, axis=1)]
     out = []
     for (sent, n), emb in zip(pairs, cos, strict=True):

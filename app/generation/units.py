@@ -37,6 +37,7 @@ from app.generation.text import (
     table_cells,
 )
 from core.types import RankedChunk
+from retrieval.embedders import embed_now
 from retrieval.protocols import Embedder
 
 #: Weights of the unit score, fitted with ``benchmarks/unit_choice.py fit`` on half A (demo support set, odd ids, +
@@ -191,7 +192,7 @@ def _embedded(
         cands = [s for _, rc in groups[i] for s in _sentences(rc.chunk.text, rc.chunk.section or None)]
         cands = sorted(dict.fromkeys(cands), key=lambda s: -len(q_terms & set(content_terms(s))))[:EMBED_SENTENCES]
         sents += [(i, " ".join(s.split()[:SENTENCE_WORDS])) for s in cands]
-    vecs = embedder.embed_documents([question, *labels, *(s for _, s in sents)])
+    vecs = embed_now(embedder, [question, *labels, *(s for _, s in sents)])
     q = vecs[0]
     label_cos = vecs[1 : 1 + len(top)] @ q
     sent_cos = vecs[1 + len(top) :] @ q

@@ -54,3 +54,44 @@ def test_concurrent_queries_match_serial(embedder: Embedder) -> None:
     with ThreadPoolExecutor(4) as pool:
         parallel = np.stack(list(pool.map(embedder.embed_query, texts)))
     assert np.allclose(serial, parallel, atol=1e-5)
+
+
+@pytest.mark.parametrize("backend", ["sentence-transformers", "flag"])
+def test_the_query_lane_answers_while_an_ingestion_batch_holds_the_document_model(backend: str) -> None:
+    """Embedded mode's query lane: a second model instance, so a query never waits for document embedding; the same
+    vectors as without it."""
+    import threading
+
+    from retrieval.embedders import build_embedder, embed_now
+
+    if backend == "flag":
+        pytest.importorskip("FlagEmbedding", reason="FlagEmbedding is not installed")
+    plain = build_embedder(EmbeddingSettings(backend=backend))
+    laned = build_embedder(EmbeddingSettings(backend=backend), query_lane=True)
+    assert laned._query_model is not laned._model and plain._query_model is plain._model  # type: ignore[union-attr]
+    texts = ["How do I reset the hub?", "The warranty lasts two years."]
+    assert np.allclose(laned.embed_query(texts[0]), plain.embed_query(texts[0]), atol=1e-5)
+    assert np.allclose(embed_now(laned, texts), laned.embed_documents(texts), atol=1e-5)
+    assert laned.count_tokens(texts[0]) == plain.count_tokens(texts[0])
+
+    held, release = threading.Event(), threading.Event()
+
+    def ingest_batch() -> None:  # a long document batch: holds the document model's lock
+        with laned._lock.hold(urgent=False):  # type: ignore[union-attr]
+            held.set()
+            release.wait(30)
+
+    t = threading.Thread(target=ingest_batch)
+    t.start()
+    try:
+        assert held.wait(10)
+        answered: list[np.ndarray] = []
+        q = threading.Thread(target=lambda: answered.append(laned.embed_query(texts[0])))
+        q.start()
+        q.join(20)
+        assert answered, "the query waited for the document model"
+        # without the lane the same query would wait: the lock is the document model's
+        assert laned._query_lock is not laned._lock  # type: ignore[union-attr]
+    finally:
+        release.set()
+        t.join()

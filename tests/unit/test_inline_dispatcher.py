@@ -1,5 +1,7 @@
 """Embedded-mode ingestion lanes: fair across tenants, one worker kept for a tenant with nothing running."""
 
+import os
+import subprocess
 import threading
 import time
 
@@ -104,3 +106,25 @@ def test_an_unknown_tenant_runs_in_the_shared_lane():
     d.wait(timeout=5)
     assert done == ["x"]
     d.shutdown()
+
+
+@pytest.mark.skipif(not hasattr(os, "setpriority"), reason="thread priorities are a POSIX feature")
+def test_workers_run_at_a_lower_cpu_priority_and_their_child_processes_inherit_it():
+    seen: dict[str, int] = {}
+    base = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    def run(job_id: str) -> str:
+        seen[job_id] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+        child = subprocess.run(["sh", "-c", "nice"], capture_output=True, text=True, check=True)
+        seen[job_id + "-child"] = int(child.stdout)
+        return "indexed"
+
+    for nice in (0, 5):
+        d = InlineDispatcher(run, workers=1, nice=nice)
+        d.dispatch(f"n{nice}")
+        d.wait(timeout=10)
+        d.shutdown()
+    assert seen["n0"] == base and seen["n0-child"] == base
+    assert seen["n5"] == min(19, base + 5) and seen["n5-child"] == min(19, base + 5)
+    # the calling thread itself is untouched
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == base

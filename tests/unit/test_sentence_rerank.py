@@ -83,9 +83,9 @@ def test_embedding_is_bounded_per_passage_and_shared_sentences_are_embedded_once
     r = SentenceReranker(emb, max_sentences=3, max_words=6)
     passage = " ".join(FILLER * 3)  # 12 sentences, several over 6 words
     r.score("budget parking", [passage, passage, FILLER[0]])
-    # one query embedding, then one batch: at most 3 pieces per passage, the same pieces once
-    assert emb.batches[0] == 1
-    assert emb.batches[1] <= 3 + 1
+    # one batch (query-time work, ``embed_now``): the query, then at most 3 pieces per passage, the same pieces once
+    assert len(emb.batches) == 1
+    assert emb.batches[0] <= 1 + 3 + 1
     assert all(len(s.split()) <= 6 for s in r.sentences("budget parking", passage))
 
 

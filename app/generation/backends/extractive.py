@@ -32,6 +32,7 @@ from app.generation.text import (
     strip_breadcrumb,
 )
 from app.generation.units import unit_label
+from retrieval.embedders import embed_now
 from retrieval.protocols import Embedder
 
 _PIECE = re.compile(r"\S+\s*")
@@ -141,7 +142,7 @@ class ExtractiveBackend:
             # embed only the best lexical candidates: embedding every sentence costs seconds on 2 busy cores
             top = np.argsort(-lexical, kind="stable")[: self.embed_candidates]
             shown = [f"{contexts[i]}: {texts[i]}" if contexts[i] else texts[i] for i in top]
-            vecs = self.embedder.embed_documents([question, *shown])
+            vecs = embed_now(self.embedder, [question, *shown])
             scores[top] += self.embedding_weight * (vecs[1:] @ vecs[0])
             rest = np.setdiff1d(np.arange(len(texts)), top)
             scores[rest] -= 1.0
