@@ -14,7 +14,10 @@
 Prints p50/p95/max idle and during ingestion, their ratio, and the ingestion throughput.
 
     python benchmarks/bench_query_during_ingest.py [--queries 40] [--chunks 800] [--docs 60] [--no-search]
-        [--one-instance]
+        [--one-instance] [--answers]
+
+``--answers`` also asks each question after its search (the answer pipeline of ``POST /api/v1/ask``, extractive) and
+prints the time to the first answer token idle and during the ingest.
 
 The whole-search part runs what the settings say (``KBQA_EMBEDDING__QUERY_INSTANCE=false`` and
 ``KBQA_INGESTION__INLINE_NICE=0`` turn the query lane and the lower ingest priority off).
@@ -81,8 +84,9 @@ def product_sheet(i: int) -> bytes:
     return "\n\n".join(parts).encode()
 
 
-def search_during_ingest(queries: int, docs: int, gap_s: float) -> None:
+def search_during_ingest(queries: int, docs: int, gap_s: float, answers: bool = False) -> None:
     from app.cli import migrate_database
+    from app.generation.events import Token
     from app.main import build_container
     from core.types import SearchFilter
 
@@ -96,6 +100,16 @@ def search_during_ingest(queries: int, docs: int, gap_s: float) -> None:
         flt = SearchFilter(tenant_id="default")
 
         stages: dict[str, dict[str, list[float]]] = {"idle": {}, "busy": {}}
+        first_token: dict[str, list[float]] = {"idle": [], "busy": []}
+
+        async def answer(question: str) -> float:
+            """Milliseconds to the first answer token (the extractive default: retrieval, unit choice, composing)."""
+            t = time.perf_counter()
+            async for e in c.answers.run(question, flt=flt, history=[], request_id="b", conversation_id="b",
+                                         message_id="b", top_k=settings.retrieval.top_k):
+                if isinstance(e, Token):
+                    return (time.perf_counter() - t) * 1000
+            return (time.perf_counter() - t) * 1000
 
         def timed(n: int, until: threading.Event | None = None) -> list[float]:
             out: list[float] = []
@@ -107,6 +121,9 @@ def search_during_ingest(queries: int, docs: int, gap_s: float) -> None:
                 out.append((time.perf_counter() - t) * 1000)
                 for stage, ms in result.timings_ms.items():
                     per.setdefault(stage, []).append(ms)
+                if answers:
+                    first_token["busy" if until is not None else "idle"].append(
+                        asyncio.run(answer(QUESTIONS[i % len(QUESTIONS)])))
                 i += 1
                 time.sleep(gap_s)
             return out
@@ -136,6 +153,12 @@ def search_during_ingest(queries: int, docs: int, gap_s: float) -> None:
             print(f"| {stage} | {pct(idle_ms, 0.95):.1f} | {pct(stages['busy'][stage], 0.95):.1f} |")
         print(f"\np95 during / idle: {pct(busy, 0.95) / pct(idle, 0.95):.2f}x; p50: "
               f"{statistics.median(busy) / statistics.median(idle):.2f}x")
+        if answers:
+            print("\n| first answer token (extractive), after each search | answers | p50 ms | p95 ms | max ms |")
+            print("|---|---|---|---|---|")
+            for name, key in (("idle", "idle"), ("during a bulk ingest", "busy")):
+                print(f"| {name} | {len(first_token[key])} | {spread(first_token[key])} |")
+            print(f"p95 during / idle: {pct(first_token['busy'], 0.95) / pct(first_token['idle'], 0.95):.2f}x")
         print(f"ingestion: {docs} documents in {ingest_s:.1f} s ({docs / ingest_s:.2f} docs/s), searches interleaved")
         c.close()
 
@@ -149,6 +172,8 @@ def main() -> None:
     ap.add_argument("--docs", type=int, default=60, help="generated documents ingested during the search run")
     ap.add_argument("--no-search", action="store_true", help="only the query-embedding measure")
     ap.add_argument("--one-instance", action="store_true", help="query embedding without the query lane")
+    ap.add_argument("--answers", action="store_true",
+                    help="also ask each question after its search and time the first answer token (more load)")
     args = ap.parse_args()
     embedder = build_embedder(EmbeddingSettings(), query_lane=not args.one_instance)
     embedder.embed_query("warm up")
@@ -180,7 +205,7 @@ def main() -> None:
     print(f"\ningestion: {args.chunks} chunks in {ingest_s:.1f} s ({args.chunks / ingest_s:.1f} chunks/s) "
           f"with {args.queries} queries interleaved")
     if not args.no_search:
-        search_during_ingest(args.queries, args.docs, args.gap_ms / 1000)
+        search_during_ingest(args.queries, args.docs, args.gap_ms / 1000, args.answers)
 
 
 if __name__ == "__main__":
