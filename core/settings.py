@@ -46,7 +46,7 @@ class IngestionSettings(BaseModel):
     #: runs two documents at once, one parsing while the other embeds). Measured on 2 cores with the query lane and
     #: the lower ingest priority below: 3 against 2, ``bench_ingest.py --limit 40`` 1.06 -> 1.54 files/s (peak RSS
     #: 1617 -> 1891 MB), and search p95 during a bulk ingest 1.52x -> 1.71x of idle (``bench_query_during_ingest``).
-    inline_workers: int = Field(default_factory=lambda: default_inline_workers(), ge=1, le=16)
+    inline_workers: int = Field(default_factory=default_inline_workers, ge=1, le=16)
     #: Embedded mode: how much lower the ingest workers' CPU priority is than the query path's (a nice increment,
     #: inherited by their parser processes). 0: the same priority.
     inline_nice: int = Field(default=10, ge=0, le=19)
@@ -99,9 +99,10 @@ class EmbeddingSettings(BaseModel):
     model_path: str = ""
     batch_size: int = Field(default=32, ge=1)
     device: str = "cpu"
-    #: Embedded mode: queries get a second instance of the model (~90 MB for the bundled one), so a query never
-    #: waits behind ingestion's embedding batches (search p95 during a bulk ingest ~2.5x lower on 2 cores, see
-    #: ``benchmarks/bench_query_during_ingest.py``). Off: one instance, queries go first between small batches.
+    #: Embedded mode: queries get a second instance of the model (~90-140 MB more RSS for the bundled one), so a
+    #: query never waits behind ingestion's embedding batches (on 2 cores, search p95 during a bulk ingest 2.38x ->
+    #: 1.73x of idle, 1.52x with ``ingestion.inline_nice``; ``benchmarks/bench_query_during_ingest.py``). Off: one
+    #: instance, queries go first between small batches.
     query_instance: bool = True
 
 

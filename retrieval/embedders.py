@@ -9,11 +9,11 @@ Queries come first: in embedded mode the ingest pipeline embeds documents on the
 With ``query_lane`` (what embedded mode builds) the query side (``embed_query``, ``embed_queries``, ``count_tokens``)
 runs on a second instance of the model with its own lock, so a query never waits for an ingestion batch; the
 operating system shares the cores (the ingest workers run at a lower CPU priority, ``ingestion.inline_nice``).
-Measured on 2 cores with documents embedding non-stop: query embedding p50 / p95 40 / 51 ms against 28 / 35 ms idle,
-where one shared instance behind the priority lock below gave 107 / 138 ms (``bench_query_during_ingest.py``); the
-second instance holds ~90 MB. Without a lane (a process that only answers or only ingests) one instance serves both
-and ``embed_documents`` works in slices of :data:`BACKGROUND_SLICE` texts, taking the lock per slice and only when no
-query is waiting, so a query waits for at most one small slice instead of a whole ingestion batch.
+Measured on 2 cores with documents embedding non-stop (``bench_query_during_ingest.py --no-search``): query embedding
+p50 / p95 38 / 46 ms against 28 / 36 ms idle, where one shared instance behind the priority lock below gave 82 / 124 ms;
+the second instance adds ~90-140 MB RSS. Without a lane (a process that only answers or only ingests) one instance
+serves both and ``embed_documents`` works in slices of :data:`BACKGROUND_SLICE` texts, taking the lock per slice and
+only when no query is waiting, so a query waits for at most one small slice instead of a whole ingestion batch.
 
 Query-time code that embeds passages or sentences (unit choice, the extractive composer, citation checks, the
 sentence reranker) goes through :func:`embed_now`, on the query side.
