@@ -20,8 +20,11 @@ from ingestion.parsing import ocr
 from ingestion.parsing import progress as parse_progress
 from ingestion.parsing.model import ElementBuilder, ParsedDocument, parse_failed
 
-#: Table detection is the slow part; it runs on the first pages only (later tables are read as text lines).
-MAX_TABLE_PAGES = 60
+#: Ruled tables are looked for on every page that has ruling (lines, rectangles or curves) and not more of it than
+#: this: pdfplumber's table finder builds its grid from those edges, so a page without any cannot hold a ruled table
+#: and is skipped at no cost, and a page with thousands is a drawing, not a table. (Until this, tables were looked
+#: for on the first 60 pages only, so a filing's financial statements on page 80 came out as loose text lines.)
+MAX_RULING_OBJECTS = 2000
 #: A page with fewer characters than this in its text layer, and an image, is treated as scanned.
 _MIN_TEXT_CHARS = 3
 _HEADING_RATIO = 1.15
@@ -78,10 +81,16 @@ def _inside(obj: dict[str, Any], boxes: list[tuple[float, float, float, float]])
     return any(x0 <= cx <= x1 and t <= cy <= b for x0, t, x1, b in boxes)
 
 
-def _page_lines(page: Any, number: int, with_tables: bool) -> tuple[list[_Line], bool]:
+def _ruled(page: Any) -> bool:
+    """The page has ruling a table could be built from (and not so much that it is a drawing)."""
+    ruling = len(page.lines) + len(page.rects) + len(page.curves)
+    return 0 < ruling <= MAX_RULING_OBJECTS
+
+
+def _page_lines(page: Any, number: int) -> tuple[list[_Line], bool]:
     lines: list[_Line] = []
     boxes: list[tuple[float, float, float, float]] = []
-    if with_tables:
+    if _ruled(page):
         for table in page.find_tables():
             rows = table.extract()
             if len(rows) >= 2 and max(len(r) for r in rows) >= 2:
@@ -378,7 +387,7 @@ def read_pages(data: bytes, first: int = 1, last: int | None = None) -> PdfPart:
         for i in range(start - 1, end):
             page = pdf.pages[i]
             try:
-                page_lines, images = _page_lines(page, i + 1, with_tables=i < MAX_TABLE_PAGES)
+                page_lines, images = _page_lines(page, i + 1)
             except Exception as exc:  # noqa: BLE001 - one broken page must not lose the others
                 warnings.append(f"page {i + 1} could not be read ({type(exc).__name__})")
                 continue

@@ -88,6 +88,32 @@ def test_pdf_keeps_pages_headings_and_tables(tmp_path: Path) -> None:
     assert not any("Region" in e.text for e in doc.elements if e.kind != "table")  # no loose table words
 
 
+def test_pdf_tables_are_found_on_any_page_not_only_the_first_ones(tmp_path: Path) -> None:
+    """A filing's statements sit deep in the document: a ruled table on page 75 is a table, like one on page 1."""
+    pytest.importorskip("reportlab")
+    from reportlab.lib import colors
+    from reportlab.lib.pagesizes import A4
+    from reportlab.lib.styles import getSampleStyleSheet
+    from reportlab.platypus import PageBreak, Paragraph, SimpleDocTemplate, Table, TableStyle
+
+    styles = getSampleStyleSheet()
+    story: list[object] = []
+    for page in range(1, 76):
+        story.append(Paragraph(f"Page {page} of the annual report, with body text and no ruling.", styles["BodyText"]))
+        if page == 75:
+            grid = Table(TABLE)
+            grid.setStyle(TableStyle([("GRID", (0, 0), (-1, -1), 0.5, colors.black)]))
+            story.append(grid)
+        else:
+            story.append(PageBreak())
+    path = tmp_path / "report.pdf"
+    SimpleDocTemplate(str(path), pagesize=A4).build(story)
+    doc = parse_in_process(path)
+    tables = [e for e in doc.elements if e.kind == "table"]
+    assert [(t.page, t.text.splitlines()) for t in tables] == [(75, _table_lines())]
+    assert not any("Region" in e.text for e in doc.elements if e.kind != "table")
+
+
 def test_markdown_and_html_structure(tmp_path: Path) -> None:
     md = tmp_path / "a.md"
     md.write_text(
