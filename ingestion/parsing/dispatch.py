@@ -8,7 +8,7 @@ from pathlib import Path
 from ingestion.parsing import convert, markup, ocr, office, pdf, textual
 from ingestion.parsing import progress as parse_progress
 from ingestion.parsing.detect import MIME, decode_text, detect_type
-from ingestion.parsing.model import ElementBuilder, ParsedDocument, parse_failed
+from ingestion.parsing.model import ElementBuilder, ParsedDocument, metadata_title, parse_failed
 
 #: Types that pandoc reads when LibreOffice is not installed.
 _PANDOC_FALLBACK = {"odt", "rtf"}
@@ -19,7 +19,7 @@ def _html(data: bytes) -> ParsedDocument:
     builder = ElementBuilder()
     title = markup.html_into(text, builder)
     return ParsedDocument(
-        title=title or builder.first_title(),
+        title=metadata_title(title) or builder.first_title(),
         mime_type=MIME["html"],
         doc_type="html",
         elements=builder.elements,

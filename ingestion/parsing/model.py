@@ -15,6 +15,26 @@ MAX_TABLE_ROWS = 2000
 _WS = re.compile(r"[ \t\r\f\v]+")
 
 
+#: Titles that authoring tools write when the author wrote none: reportlab's "(anonymous)", "Untitled spreadsheet",
+#: Office's "Document1", "Word Document" and "PowerPoint Presentation", a print driver's "Print" or "Microsoft Word -
+#: report.docx", a bare file name ("loremipsum.jpg"). Such a title would head every answer ("From *(anonymous) ›
+#: Results of Operations*"), so the document's first heading (or, without one, its file name) is used instead.
+_PLACEHOLDER_TITLE = re.compile(
+    r"^\(?(?:anonymous|print|untitled(?:[\s_-]*(?:document|presentation|spreadsheet))?(?:[\s_-]*\d+)?|no\s+title|"
+    r"title|document\s*\d*|(?:microsoft\s+)?(?:powerpoint\s+)?presentation\s*\d*|slide\s*\d+|word\s+document)\)?$"
+    r"|^microsoft\s+(?:office\s+)?(?:word|powerpoint|excel)\s+-\s"
+    r"|\.(?:docx?|pdf|pptx?|xlsx?|rtf|odt|odp|ods|indd|qxd|qxp|txt|tex|dvi|e?ps|jpe?g|png|tiff?|gif|bmp)$"
+    r"|^[\W\d_]*$",
+    re.IGNORECASE,
+)
+
+
+def metadata_title(raw: object) -> str:
+    """A title from a file's metadata, or "" when it is empty or an authoring tool's placeholder (see above)."""
+    title = _WS.sub(" ", str(raw or "")).strip()
+    return "" if _PLACEHOLDER_TITLE.search(title) else title
+
+
 @dataclass(slots=True)
 class ParsedDocument:
     """What a parser hands to the chunker: ordered structural elements plus document-level facts."""

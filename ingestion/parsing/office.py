@@ -8,7 +8,7 @@ import zipfile
 from typing import Any
 
 from ingestion.parsing.detect import MIME
-from ingestion.parsing.model import MAX_TABLE_ROWS, ElementBuilder, ParsedDocument, parse_failed
+from ingestion.parsing.model import MAX_TABLE_ROWS, ElementBuilder, ParsedDocument, metadata_title, parse_failed
 
 _HEADING_STYLE = re.compile(r"^heading\s*(\d)", re.I)
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
@@ -135,7 +135,7 @@ def _docx_elements(document: Any) -> ParsedDocument:
             builder.table(rows, page=page)
     props = document.core_properties
     return ParsedDocument(
-        title=(props.title or "").strip() or builder.first_title(),
+        title=metadata_title(props.title) or builder.first_title(),
         mime_type=MIME["docx"],
         doc_type="docx",
         elements=builder.elements,
@@ -246,11 +246,8 @@ def parse_pptx(data: bytes) -> ParsedDocument:
         if all(e.kind == "title" and e.text.startswith("Slide ") for e in builder.elements):
             raise parse_failed(f"presentation has only images, and {not_ocrd[0]}")
     props = deck.core_properties
-    title = (props.title or "").strip()
-    if title.lower() in ("powerpoint presentation", "presentation"):
-        title = ""  # the application's default, not the author's
     return ParsedDocument(
-        title=title or builder.first_title(),
+        title=metadata_title(props.title) or builder.first_title(),
         mime_type=MIME["pptx"],
         doc_type="pptx",
         elements=builder.elements,

@@ -18,7 +18,7 @@ from typing import Any
 from core.errors import AppError
 from ingestion.parsing import ocr
 from ingestion.parsing import progress as parse_progress
-from ingestion.parsing.model import ElementBuilder, ParsedDocument, parse_failed
+from ingestion.parsing.model import ElementBuilder, ParsedDocument, metadata_title, parse_failed
 
 #: Ruled tables are looked for on every page that has ruling (lines, rectangles or curves) and not more of it than
 #: this: pdfplumber's table finder builds its grid from those edges, so a page without any cannot hold a ruled table
@@ -172,19 +172,23 @@ def _emit(lines: list[_Line], builder: ElementBuilder) -> None:
             continue
         if _PAGE_NUMBER.match(ln.text):
             continue
-        if _is_heading(ln, body):
+        # a heading's next line at its size continues it, even one with a single letter ("... on Form" / "10-K"), unless
+        # the heading ended a sentence ("Q: What is it?" / "A:")
+        continues_title = (
+            prev is not None
+            and prev.text
+            and _is_heading(prev, body)
+            and (_is_heading(ln, body) or (_is_heading(ln, body, letters=1) and prev.text[-1:] not in ".?!:"))
+            and prev.page == ln.page
+            and abs(prev.size - ln.size) < 0.5
+            and ln.top - prev.bottom < ln.size
+            and builder.elements
+            and builder.elements[-1].kind == "title"
+            and len(builder.elements[-1].text) + len(ln.text) < _MAX_HEADING_CHARS
+        )
+        if continues_title or _is_heading(ln, body):
             flush()
-            if (
-                prev is not None
-                and prev.text
-                and _is_heading(prev, body)
-                and prev.page == ln.page
-                and abs(prev.size - ln.size) < 0.5
-                and ln.top - prev.bottom < ln.size
-                and builder.elements
-                and builder.elements[-1].kind == "title"
-                and len(builder.elements[-1].text) + len(ln.text) < _MAX_HEADING_CHARS
-            ):
+            if continues_title:
                 _extend_last_title(builder, ln.text)
             else:
                 builder.title(ln.text, level_of.get(round(ln.size * 2) / 2, 4), page=ln.page)
@@ -222,12 +226,12 @@ def _emit(lines: list[_Line], builder: ElementBuilder) -> None:
 _LIST_ITEM = re.compile(r"^(\d{1,2}[.)]?(?=\s+[A-Z])|(?:[•▪◦‣●○■–\-*]|\(cid:\d+\))(?=\s*\S))\s*")
 
 
-def _is_heading(ln: _Line, body: float) -> bool:
+def _is_heading(ln: _Line, body: float, letters: int = 2) -> bool:
     return (
         body > 0
         and ln.size >= body * _HEADING_RATIO
         and len(ln.text) <= _MAX_HEADING_CHARS
-        and sum(c.isalpha() for c in ln.text) >= 2
+        and sum(c.isalpha() for c in ln.text) >= letters
     )
 
 
@@ -397,7 +401,7 @@ def read_pages(data: bytes, first: int = 1, last: int | None = None) -> PdfPart:
                 page_lines = [ln for ln in page_lines if ln.table is not None] + scans.read(i)
             lines.extend(page_lines)
             parse_progress.report(i + 1, total)
-        title = str((pdf.metadata or {}).get("Title") or "").strip()
+        title = metadata_title((pdf.metadata or {}).get("Title"))
     scans.close()
     return PdfPart(
         first=start,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ingestion.parsing.detect import MIME, decode_text
 from ingestion.parsing.markup import html_into
-from ingestion.parsing.model import MAX_TABLE_ROWS, ElementBuilder, ParsedDocument, parse_failed
+from ingestion.parsing.model import MAX_TABLE_ROWS, ElementBuilder, ParsedDocument, metadata_title, parse_failed
 
 _PARAGRAPH = re.compile(r"\n\s*\n")
 
@@ -286,5 +286,6 @@ def parse_with_pandoc(path: Path, doc_type: str) -> ParsedDocument:
     builder = ElementBuilder()
     title = html_into(html, builder)
     return ParsedDocument(
-        title=title or builder.first_title(), mime_type=MIME[doc_type], doc_type=doc_type, elements=builder.elements
+        title=metadata_title(title) or builder.first_title(), mime_type=MIME[doc_type], doc_type=doc_type,
+        elements=builder.elements,
     )

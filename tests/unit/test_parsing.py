@@ -9,6 +9,7 @@ import pytest
 
 from ingestion.parsing import decode_text, detect_type, parse_file
 from ingestion.parsing.dispatch import parse_in_process
+from ingestion.parsing.model import metadata_title
 
 pytestmark = pytest.mark.unit
 
@@ -301,3 +302,53 @@ def test_plain_text_without_headings_stays_flat(tmp_path: Path, text: str) -> No
     doc = parse_file(path)
     assert [e for e in doc.elements if e.kind == "title"] == []
     assert " ".join(e.text for e in doc.elements).split() == text.split()
+
+
+@pytest.mark.parametrize(
+    ("raw", "kept"),
+    [
+        ("(anonymous)", ""),
+        ("Untitled spreadsheet", ""),
+        ("Document1", ""),
+        ("PowerPoint Presentation", ""),
+        ("Microsoft Word - annual report.docx", ""),
+        ("loremipsum.jpg", ""),
+        ("  ", ""),
+        ("Annual Report 2024", "Annual Report 2024"),
+        ("Document Management Policy", "Document Management Policy"),
+        ("Presentation Skills Workshop", "Presentation Skills Workshop"),
+    ],
+)
+def test_authoring_tool_placeholders_are_not_titles(raw: str, kept: str) -> None:
+    assert metadata_title(raw) == kept
+
+
+def test_a_pdf_with_a_placeholder_title_is_named_by_its_first_heading(tmp_path: Path) -> None:
+    """reportlab writes "(anonymous)" as the Title of every PDF it makes; answers must not be headed by it."""
+    path = _pdf(tmp_path / "policy.pdf")
+    from pypdf import PdfReader
+
+    assert PdfReader(str(path)).metadata.title == "(anonymous)"
+    assert parse_in_process(path).title == "Returns policy"
+
+
+def test_a_pdf_heading_wrapped_onto_a_line_with_one_letter_stays_whole(tmp_path: Path) -> None:
+    """A wrapped title's last line "10-K" (one letter) belongs to the title, not to the body under it."""
+    pytest.importorskip("reportlab")
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    path = tmp_path / "report.pdf"
+    c = canvas.Canvas(str(path), pagesize=A4)
+    c.setFont("Helvetica-Bold", 20)
+    c.drawString(72, 760, "Northwind Systems Annual Report on Form")
+    c.drawString(72, 736, "10-K")
+    c.setFont("Helvetica", 10)
+    for i, line in enumerate(["Net revenue grew in the fiscal year, driven by subscriptions.",
+                              "Operating income rose as costs fell in every segment.",
+                              "The board declared a dividend for each quarter of the year."]):
+        c.drawString(72, 700 - 14 * i, line)
+    c.save()
+    doc = parse_in_process(path)
+    assert doc.title == "Northwind Systems Annual Report on Form 10-K"
+    assert not any(e.text == "10-K" for e in doc.elements)
