@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from app.generation.text import table_sentences
 from ingestion.parsing import decode_text, detect_type, parse_file
 from ingestion.parsing.dispatch import parse_in_process
 from ingestion.parsing.model import metadata_title
@@ -352,3 +353,45 @@ def test_a_pdf_heading_wrapped_onto_a_line_with_one_letter_stays_whole(tmp_path:
     doc = parse_in_process(path)
     assert doc.title == "Northwind Systems Annual Report on Form 10-K"
     assert not any(e.text == "10-K" for e in doc.elements)
+
+
+STATEMENT = """<table>
+<tr><td></td><td colspan="9">Years ended</td></tr>
+<tr><td></td><td colspan="2">September 28, 2024</td><td></td><td colspan="2">September 30, 2023</td><td></td>
+<td colspan="2">September 24, 2022</td></tr>
+<tr><td>Net sales:</td></tr>
+<tr><td>Products</td><td>$</td><td>294,866</td><td></td><td>$</td><td>298,085</td><td></td><td>$</td><td>316,199</td></tr>
+<tr><td>Services</td><td></td><td>96,169</td><td></td><td></td><td>85,200</td><td></td><td></td><td>78,129</td></tr>
+<tr><td>Gross margin</td><td></td><td>46.2</td><td>%</td><td></td><td>44.1</td><td>%</td><td></td><td>43.3</td>
+<td>%</td></tr>
+</table>"""
+
+
+def test_an_html_statement_keeps_each_figure_under_its_year(tmp_path: Path) -> None:
+    """A financial statement as filings write it in HTML: spanning header cells over two header rows, a currency
+    sign and a percent sign in cells of their own, spacer columns. Each figure must read with its year."""
+    path = tmp_path / "statement.html"
+    path.write_text(f"<html><body><h1>Statements of Operations</h1>{STATEMENT}</body></html>", encoding="utf-8")
+    table = next(e for e in parse_in_process(path).elements if e.kind == "table")
+    assert table_sentences(table.text.splitlines()) == [
+        "Net sales:",
+        "Products — Years ended September 28, 2024: $294,866; Years ended September 30, 2023: $298,085; "
+        "Years ended September 24, 2022: $316,199",
+        "Services — Years ended September 28, 2024: 96,169; Years ended September 30, 2023: 85,200; "
+        "Years ended September 24, 2022: 78,129",
+        "Gross margin — Years ended September 28, 2024: 46.2%; Years ended September 30, 2023: 44.1%; "
+        "Years ended September 24, 2022: 43.3%",
+    ]
+
+
+def test_an_html_table_of_words_is_kept_as_written(tmp_path: Path) -> None:
+    path = tmp_path / "plans.html"
+    path.write_text(
+        "<table><tr><th>Plan</th><th>Price</th></tr><tr><td>Basic</td><td>Free</td></tr>"
+        "<tr><td colspan='2'>Prices include VAT</td></tr></table>",
+        encoding="utf-8",
+    )
+    table = next(e for e in parse_in_process(path).elements if e.kind == "table")
+    assert table.text.splitlines() == [
+        "| Plan | Price |", "|---|---|", "| Basic | Free |", "| Prices include VAT |  |",
+    ]
