@@ -87,12 +87,14 @@ def table_cells(line: str) -> list[str]:
 
 def table_sentences(lines: list[str]) -> list[str]:
     """Markdown table rows as short sentences, header cells zipped with row cells: ``"Kestrel Hub — Warranty
-    period: 24 months"``. The separator row and the header row are never returned."""
+    period: 24 months"``. The separator row and the header row are never returned. Rows under a label row of a
+    statement ("Net sales:") carry the label: ``"Services (Net sales) — 2024: 96,169"``."""
     rows = [ln for ln in lines if ln.strip()]
     header: list[str] = []
     if len(rows) >= 2 and _TABLE_SEP.match(rows[1].strip()):
         header, rows = table_cells(rows[0]), rows[2:]
     out = []
+    group = ""  # a label row of a statement ("Net sales:") names the rows under it, up to its "Total ..." row
     for row in rows:
         if _TABLE_SEP.match(row.strip()):
             continue
@@ -101,7 +103,12 @@ def table_sentences(lines: list[str]) -> list[str]:
             continue
         if header and len(cells) > 1:
             pairs = [f"{h}: {c}" if h else c for h, c in zip(header[1:], cells[1:], strict=False) if c]
-            out.append(f"{cells[0]} — {'; '.join(pairs)}" if pairs else cells[0])
+            if not pairs and cells[0].endswith(":"):
+                group = cells[0].rstrip(":").strip()
+            elif cells[0].lower().startswith("total"):
+                group = ""
+            label = f"{cells[0]} ({group})" if group and pairs else cells[0]
+            out.append(f"{label} — {'; '.join(pairs)}" if pairs else cells[0])
         elif header:
             out.append(f"{header[0]}: {cells[0]}" if header[0] else cells[0])
         else:

@@ -362,6 +362,8 @@ STATEMENT = """<table>
 <tr><td>Net sales:</td></tr>
 <tr><td>Products</td><td>$</td><td>294,866</td><td></td><td>$</td><td>298,085</td><td></td><td>$</td><td>316,199</td></tr>
 <tr><td>Services</td><td></td><td>96,169</td><td></td><td></td><td>85,200</td><td></td><td></td><td>78,129</td></tr>
+<tr><td>Total net sales</td><td></td><td>391,035</td><td></td><td></td><td>383,285</td><td></td><td></td>
+<td>394,328</td></tr>
 <tr><td>Gross margin</td><td></td><td>46.2</td><td>%</td><td></td><td>44.1</td><td>%</td><td></td><td>43.3</td>
 <td>%</td></tr>
 </table>"""
@@ -369,16 +371,19 @@ STATEMENT = """<table>
 
 def test_an_html_statement_keeps_each_figure_under_its_year(tmp_path: Path) -> None:
     """A financial statement as filings write it in HTML: spanning header cells over two header rows, a currency
-    sign and a percent sign in cells of their own, spacer columns. Each figure must read with its year."""
+    sign and a percent sign in cells of their own, spacer columns. Each figure must read with its year, and the rows
+    under a label row ("Net sales:") with that label, up to its total."""
     path = tmp_path / "statement.html"
     path.write_text(f"<html><body><h1>Statements of Operations</h1>{STATEMENT}</body></html>", encoding="utf-8")
     table = next(e for e in parse_in_process(path).elements if e.kind == "table")
     assert table_sentences(table.text.splitlines()) == [
         "Net sales:",
-        "Products — Years ended September 28, 2024: $294,866; Years ended September 30, 2023: $298,085; "
+        "Products (Net sales) — Years ended September 28, 2024: $294,866; Years ended September 30, 2023: $298,085; "
         "Years ended September 24, 2022: $316,199",
-        "Services — Years ended September 28, 2024: 96,169; Years ended September 30, 2023: 85,200; "
+        "Services (Net sales) — Years ended September 28, 2024: 96,169; Years ended September 30, 2023: 85,200; "
         "Years ended September 24, 2022: 78,129",
+        "Total net sales — Years ended September 28, 2024: 391,035; Years ended September 30, 2023: 383,285; "
+        "Years ended September 24, 2022: 394,328",
         "Gross margin — Years ended September 28, 2024: 46.2%; Years ended September 30, 2023: 44.1%; "
         "Years ended September 24, 2022: 43.3%",
     ]
