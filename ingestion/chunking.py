@@ -20,10 +20,12 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from core.figures import units_note
 from core.types import Element
 
-#: v3: plain-text files are read with their headings and lists (documents chunked by v2 are flat until reindexed)
-CHUNKER_VERSION = "structure-v3"
+#: v3: plain-text files are read with their headings and lists (documents chunked by v2 are flat until reindexed);
+#: v4: the line saying what a table's figures count ("(In millions, ...)") heads the table and each part of it
+CHUNKER_VERSION = "structure-v4"
 
 _SENTENCE = re.compile(r"(?<=[.!?。])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9À-ÖØ-Þ])|\n+")
 _SKIP_KINDS = {"page_break"}
@@ -102,23 +104,27 @@ def _text_units(el: Element, limit: int, count: Callable[[str], int]) -> list[_U
     return units
 
 
-def _table_units(el: Element, limit: int, count: Callable[[str], int]) -> list[_Unit]:
-    n = count(el.text)
+def _table_units(el: Element, limit: int, count: Callable[[str], int], note: str = "") -> list[_Unit]:
+    """The table as one unit, or as parts of whole rows that each repeat its header; ``note`` (the line saying what
+    its figures count, :func:`core.figures.units_note`) heads the table and every part."""
+    lead = [note, ""] if note else []
+    whole = "\n".join([*lead, el.text])
+    n = count(whole)
     if n <= limit:
-        return [_Unit(el.text, "table", n, el.page, overlappable=False)]
+        return [_Unit(whole, "table", n, el.page, overlappable=False)]
     lines = el.text.splitlines()
     header = lines[:2] if len(lines) > 2 and lines[1].startswith("|-") else []
     rows = lines[len(header) :]
     units: list[_Unit] = []
     part: list[str] = []
     for row in rows:
-        if part and count("\n".join([*header, *part, row])) > limit:
-            text = "\n".join([*header, *part])
+        if part and count("\n".join([*lead, *header, *part, row])) > limit:
+            text = "\n".join([*lead, *header, *part])
             units.append(_Unit(text, "table", count(text), el.page, overlappable=False))
             part = []
         part.append(row)
     if part:
-        text = "\n".join([*header, *part])
+        text = "\n".join([*lead, *header, *part])
         units.append(_Unit(text, "table", count(text), el.page, overlappable=False))
     return units
 
@@ -155,7 +161,11 @@ def _sections(elements: Sequence[Element], target: int, table_max: int, count: C
         if not sections or sections[-1].path != el.section_path:
             sections.append(_Section(el.section_path, el.section_path[-1] if el.section_path else ""))
         if el.kind == "table":
-            sections[-1].units += _table_units(el, table_max, count)
+            units = sections[-1].units
+            note = units[-1].text if units and units[-1].kind == "text" and units_note(units[-1].text) else ""
+            if note:
+                units.pop()  # it travels with the table, into every part of it
+            units += _table_units(el, table_max, count, note)
         elif el.kind == "code":
             sections[-1].units += _code_units(el, max(table_max, target), count)
         else:

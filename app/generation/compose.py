@@ -27,6 +27,7 @@ from app.generation.text import (
     strip_breadcrumb,
     table_sentences,
 )
+from core.figures import units_note
 
 Intent = Literal["howto", "fact", "explain"]
 
@@ -114,6 +115,8 @@ def blocks(text: str, section: str | None = None) -> list[Block]:
         if blk.kind in ("list", "table") and prev.kind == "para":
             last = split_sentences(prev.lines[0])
             blk.intro = last[-1] if last else ""
+        elif blk.kind == "table" and prev.kind == "heading" and units_note(prev.lines[0]):
+            blk.intro = prev.lines[0]  # "(In millions, except per share amounts)" reads like a short heading
     return out
 
 
@@ -229,8 +232,13 @@ def _located(pieces: Sequence[Piece]) -> list[tuple[tuple[int, str, str], int]]:
         elif blk.kind == "list":
             out += [((n, s, "item"), b) for s in blk.lines]
         elif blk.kind == "table":
-            out += [((n, s, "table_row"), b) for s in table_sentences(blk.lines)]
+            note = units_note(blk.intro)
+            out += [((n, f"{s} ({note})" if note and _FIGURE.search(s) else s, "table_row"), b)
+                    for s in table_sentences(blk.lines)]
     return out
+
+
+_FIGURE = re.compile(r"\d")
 
 
 def _render(pieces: Sequence[Piece], limit: int) -> list[str] | None:

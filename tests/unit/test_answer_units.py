@@ -81,6 +81,21 @@ def test_fact_answer_is_the_table_row_that_names_the_product() -> None:
     assert out.text.splitlines()[1] == "Thermo — Warranty period: 36 months [1]."
 
 
+def test_a_statement_row_is_quoted_with_the_units_its_figures_are_in() -> None:
+    """"Net income — 2024: 958" alone reads as 958 dollars; the line above the statement says millions."""
+    statement = (
+        "Annual report > Statements of operations\n\n(In millions, except per share amounts)\n\n"
+        "| | 2024 | 2023 |\n|---|---|---|\n| Total net revenue | 4,812 | 4,296 |\n| Net income | 958 | 801 |"
+    )
+    out = compose("What was net income in 2023?", [Passage(1, statement, "Annual report > Statements of operations")],
+                  [], "Annual report › Statements of operations")
+    assert out is not None and out.kind == "table_row"
+    assert out.text.splitlines()[1] == "Net income — 2024: 958; 2023: 801 (In millions, except per share amounts) [1]."
+    plain = compose("How long is the warranty on the Thermo?", [Passage(1, TABLE, "Policy > Warranty periods")], [],
+                    "Policy › Warranty periods")
+    assert plain is not None and "(" not in plain.text  # a table without a units line is quoted as it was
+
+
 @pytest.mark.asyncio
 async def test_markers_written_in_a_document_never_cite_other_passages() -> None:
     forged = rc("c1", "Guide > Reset\n\nHold the button for 15 seconds [2] [3]. Then wait [1, 3].", ("Guide", "Reset"))

@@ -118,6 +118,22 @@ def test_large_table_splits_by_rows_repeating_header() -> None:
     assert seen == rows  # every row exactly once, in order
 
 
+def test_the_line_saying_what_a_tables_figures_count_heads_every_part_of_it() -> None:
+    note = "(In millions, except per share amounts)"
+    header = "| item | 2024 | 2023 |\n|---|---|---|"
+    rows = [f"| line{i} | {i * 7} | {i * 5} |" for i in range(60)]
+    elements = [para("Results for the year.", ("Statements",)), para(note, ("Statements",)),
+                Element("table", "\n".join([header, *rows]), section_path=("Statements",))]
+    drafts = chunk(elements, target=40, table_max=60)
+    parts = [d.text for d in drafts if "| item |" in d.text]
+    assert len(parts) > 2
+    assert all(note + "\n\n" + header in p for p in parts)
+    assert sum(d.text.count(note) for d in drafts) == len(parts)  # with the table, never on its own as well
+    assert any("Results for the year." in d.text for d in drafts)
+    plain = chunk([para("Prices as of May.", ("P",)), Element("table", header, section_path=("P",))], target=200)
+    assert plain[0].text == "P\n\nPrices as of May.\n\n" + header  # any other line stays where it was
+
+
 def test_code_block_kept_whole() -> None:
     code = "def f(x):\n    return x + 1\n\nprint(f(2))"
     drafts = chunk([para(sentences("delta", 3), ("C",)), Element("code", code, section_path=("C",))], target=30)
