@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ingestion.parsing.model import ElementBuilder
+from ingestion.parsing.model import ElementBuilder, header_rows, tidy_figures
 
 _SKIP = {"script", "style", "noscript", "template", "svg", "head", "iframe", "object", "button", "select", "canvas"}
 _BLOCK = {
@@ -41,7 +41,7 @@ _HEADING = re.compile(r"^h([1-6])$")
 
 def _table_rows(table: Any) -> list[list[str]]:
     """The table's rows as a grid: a cell spanning columns (``colspan``) fills them all in header rows and its first
-    one (the rest empty) in body rows, so values stay under their headings; see :func:`_tidy_figures`."""
+    one (the rest empty) in body rows, so values stay under their headings; see :func:`tidy_figures`."""
     rows: list[list[tuple[str, int]]] = []
     for tr in table.find_all("tr"):
         if tr.find_parent("table") is not table:
@@ -49,14 +49,14 @@ def _table_rows(table: Any) -> list[list[str]]:
         cells = [(c.get_text(" ", strip=True), _span(c)) for c in tr.find_all(["td", "th"], recursive=False)]
         if cells:
             rows.append(cells)
-    heads = _header_rows([[text for text, _ in row] for row in rows])
+    heads = header_rows([[text for text, _ in row] for row in rows])
     grid = []
     for i, row in enumerate(rows):
         out: list[str] = []
         for text, span in row:
             out += [text] * span if i < heads else [text] + [""] * (span - 1)
         grid.append(out)
-    return _tidy_figures(grid, heads)
+    return tidy_figures(grid, heads)
 
 
 def _span(cell: Any) -> int:
@@ -64,53 +64,6 @@ def _span(cell: Any) -> int:
         return max(1, min(int(str(cell.get("colspan", 1)).strip()), 50))
     except ValueError:
         return 1
-
-
-#: A cell that is one figure: "294,866", "(1,204)", "6.08", "12%", "$ 3", "-"; a currency sign alone is its own cell
-#: in statements exported from accounting tools ("$" | "294,866").
-_FIGURE = re.compile(r"^[(\-−–]?\s*[$€£¥]?\s*\d[\d,]*(?:\.\d+)?\s*%?\)?$|^[\-—–]$")
-_CURRENCY = re.compile(r"^[$€£¥]$")
-_CLOSING = re.compile(r"^(?:%|\)|%\))$")
-
-
-def _header_rows(rows: list[list[str]]) -> int:
-    """How many leading rows head a table of figures: the first, and up to two more that have an empty first cell
-    and no figure (a statement's "Years ended" / "September 28, 2024" rows above a stub column); 1 otherwise."""
-    if not rows or not any(_FIGURE.match(c) for row in rows for c in row[1:] if c):
-        return min(1, len(rows))
-    n = 1
-    while (
-        n < min(3, len(rows))
-        and not (rows[0][0] if rows[0] else "")
-        and not (rows[n][0] if rows[n] else "")
-        and not any(_FIGURE.match(c) for c in rows[n] if c)
-    ):
-        n += 1
-    return n
-
-
-def _tidy_figures(grid: list[list[str]], heads: int) -> list[list[str]]:
-    """A table of figures as a reader wants it: a lone currency sign joined to the figure after it ("$" "294,866" ->
-    "$294,866") and a lone "%" or ")" to the one before, header rows merged into one ("Years ended September 28,
-    2024"), and the columns no body row fills (spacers, the emptied sign columns) dropped. Other tables are returned
-    as they are."""
-    if heads < 1 or not any(_FIGURE.match(c) for row in grid[heads:] for c in row[1:] if c):
-        return grid
-    width = max(len(r) for r in grid)
-    grid = [r + [""] * (width - len(r)) for r in grid]
-    for row in grid[heads:]:
-        for j, cell in enumerate(row):
-            if _CURRENCY.match(cell):
-                nxt = next((k for k in range(j + 1, width) if row[k]), None)
-                if nxt is not None and _FIGURE.match(row[nxt]):
-                    row[nxt], row[j] = f"{cell}{row[nxt]}", ""
-            elif _CLOSING.match(cell):
-                prev = next((k for k in range(j - 1, 0, -1) if row[k]), None)
-                if prev is not None and _FIGURE.match(row[prev]):
-                    row[prev], row[j] = f"{row[prev]}{cell}", ""
-    keep = [0] + [j for j in range(1, width) if any(r[j] for r in grid[heads:])]
-    header = [" ".join(dict.fromkeys(r[j] for r in grid[:heads] if r[j])) for j in keep]
-    return [header] + [[r[j] for j in keep] for r in grid[heads:]]
 
 
 class _HtmlWalker:

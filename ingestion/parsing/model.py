@@ -89,6 +89,55 @@ def markdown_table(rows: Sequence[Sequence[Any]], *, header: bool = True) -> str
     return "\n".join(lines)
 
 
+#: A cell that is one figure: "294,866", "(1,204)", "6.08", "12%", "$ 3", "-"; a currency sign alone is its own cell
+#: in statements exported from accounting tools ("$" | "294,866").
+_FIGURE = re.compile(r"^[(\-−–]?\s*[$€£¥]?\s*\d[\d,]*(?:\.\d+)?\s*%?\)?$|^[\-—–]$")
+_CURRENCY = re.compile(r"^[$€£¥]$")
+_CLOSING = re.compile(r"^(?:%|\)|%\))$")
+_YEAR = re.compile(r"^(?:19|20)\d\d$")  # a column heading, not a figure
+
+
+def header_rows(rows: list[list[str]]) -> int:
+    """How many leading rows head a table of figures: the first, and up to two more that have an empty first cell
+    and no figure but years (a statement's "Years ended" / "September 28, 2024" or "2024" rows above a stub column);
+    1 otherwise."""
+    if not rows or not any(_FIGURE.match(c) for row in rows for c in row[1:] if c):
+        return min(1, len(rows))
+    n = 1
+    while (
+        n < min(3, len(rows))
+        and not (rows[0][0] if rows[0] else "")
+        and not (rows[n][0] if rows[n] else "")
+        and not any(_FIGURE.match(c) and not _YEAR.match(c) for c in rows[n] if c)
+    ):
+        n += 1
+    return n
+
+
+def tidy_figures(grid: list[list[str]], heads: int) -> list[list[str]]:
+    """A table of figures as a reader wants it: a lone currency sign joined to the figure after it ("$" "294,866" ->
+    "$294,866") and a lone "%" or ")" to the one before, header rows merged into one ("Years ended September 28,
+    2024"), and the columns no body row fills (spacers, the emptied sign columns) dropped. Other tables are returned
+    as they are."""
+    if heads < 1 or not any(_FIGURE.match(c) for row in grid[heads:] for c in row[1:] if c):
+        return grid
+    width = max(len(r) for r in grid)
+    grid = [r + [""] * (width - len(r)) for r in grid]
+    for row in grid[heads:]:
+        for j, cell in enumerate(row):
+            if _CURRENCY.match(cell):
+                nxt = next((k for k in range(j + 1, width) if row[k]), None)
+                if nxt is not None and _FIGURE.match(row[nxt]):
+                    row[nxt], row[j] = f"{cell}{row[nxt]}", ""
+            elif _CLOSING.match(cell):
+                prev = next((k for k in range(j - 1, 0, -1) if row[k]), None)
+                if prev is not None and _FIGURE.match(row[prev]):
+                    row[prev], row[j] = f"{row[prev]}{cell}", ""
+    keep = [0] + [j for j in range(1, width) if any(r[j] for r in grid[heads:])]
+    header = [" ".join(dict.fromkeys(r[j] for r in grid[:heads] if r[j])) for j in keep]
+    return [header] + [[r[j] for j in keep] for r in grid[heads:]]
+
+
 class ElementBuilder:
     """Collects elements and keeps the heading stack, so every element gets its ``section_path``."""
 

@@ -8,7 +8,15 @@ import zipfile
 from typing import Any
 
 from ingestion.parsing.detect import MIME
-from ingestion.parsing.model import MAX_TABLE_ROWS, ElementBuilder, ParsedDocument, metadata_title, parse_failed
+from ingestion.parsing.model import (
+    MAX_TABLE_ROWS,
+    ElementBuilder,
+    ParsedDocument,
+    header_rows,
+    metadata_title,
+    parse_failed,
+    tidy_figures,
+)
 
 _HEADING_STYLE = re.compile(r"^heading\s*(\d)", re.I)
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
@@ -131,8 +139,7 @@ def _docx_elements(document: Any) -> ParsedDocument:
                 page += inside
         elif child.tag == f"{_W}tbl":
             table = Table(child, document)
-            rows = [[cell.text for cell in _dedup(row.cells)] for row in table.rows]
-            builder.table(rows, page=page)
+            builder.table(_docx_grid(table), page=page)
     props = document.core_properties
     return ParsedDocument(
         title=metadata_title(props.title) or builder.first_title(),
@@ -141,6 +148,21 @@ def _docx_elements(document: Any) -> ParsedDocument:
         elements=builder.elements,
         page_count=page,
     )
+
+
+def _docx_grid(table: Any) -> list[list[str]]:
+    """A Word table as a grid (python-docx gives a merged cell once per grid column it covers): a merged cell fills
+    its columns in header rows and its first one in body rows, so values stay under their headings, then the figures
+    are tidied (:func:`ingestion.parsing.model.tidy_figures`)."""
+    rows = [list(row.cells) for row in table.rows]
+    heads = header_rows([[c.text for c in _dedup(row)] for row in rows])
+    grid = []
+    for i, row in enumerate(rows):
+        if i < heads:
+            grid.append([c.text for c in row])
+        else:
+            grid.append([c.text if j == 0 or c._tc is not row[j - 1]._tc else "" for j, c in enumerate(row)])
+    return tidy_figures(grid, heads)
 
 
 def _dedup(cells: Any) -> list[Any]:

@@ -400,3 +400,23 @@ def test_an_html_table_of_words_is_kept_as_written(tmp_path: Path) -> None:
     assert table.text.splitlines() == [
         "| Plan | Price |", "|---|---|", "| Basic | Free |", "| Prices include VAT |  |",
     ]
+
+
+def test_a_word_statement_with_merged_heading_cells_keeps_each_figure_under_its_year(tmp_path: Path) -> None:
+    docx = pytest.importorskip("docx")
+    document = docx.Document()
+    document.add_heading("Statements", 1)
+    rows = document.add_table(rows=4, cols=5).rows
+    rows[0].cells[1].merge(rows[0].cells[4]).text = "Year ended"
+    rows[1].cells[1].merge(rows[1].cells[2]).text = "2024"
+    rows[1].cells[3].merge(rows[1].cells[4]).text = "2023"
+    figures = {2: ["Revenue", "$", "4,812", "$", "4,296"], 3: ["Net income", "", "958", "", "801"]}
+    for i, values in figures.items():
+        for cell, value in zip(rows[i].cells, values, strict=True):
+            cell.text = value
+    document.save(str(tmp_path / "statement.docx"))
+    table = next(e for e in parse_in_process(tmp_path / "statement.docx").elements if e.kind == "table")
+    assert table_sentences(table.text.splitlines()) == [
+        "Revenue — Year ended 2024: $4,812; Year ended 2023: $4,296",
+        "Net income — Year ended 2024: 958; Year ended 2023: 801",
+    ]
