@@ -135,9 +135,78 @@ def _running_lines(lines: list[_Line]) -> set[int]:
     return {id(ln) for ln in edges if seen[_DIGITS.sub("#", ln.text)] >= needed}
 
 
+#: Statements printed without ruling (most filings): a line of years ("2024 2023 2022", "September 28, 2024 September
+#: 30, 2023") over lines that end in as many figures ("Net income 958 801 655", "Products $ 294,866 $ 298,085").
+_FIG_TOKEN = re.compile(r"^\(?-?[$€£]?\d[\d,]*(?:\.\d+)?\)?%?$|^[—–-]$")
+_CUR_TOKEN = re.compile(r"^[$€£]$")
+_YEAR_TOKEN = re.compile(r"^(?:19|20)\d\d$")
+_MIN_FIGURE_ROWS = 2
+
+
+def _year_columns(text: str) -> list[str]:
+    """The column headings of a line that ends in two or more years, each running up to its year ("2024", or
+    "September 28, 2024"); [] for any other line."""
+    tokens = text.split()
+    ends = [i for i, t in enumerate(tokens) if _YEAR_TOKEN.match(t)]
+    if len(ends) < 2 or ends[-1] != len(tokens) - 1 or any(b - a > 4 for a, b in zip(ends, ends[1:], strict=False)):
+        return []
+    starts = [0] if ends[0] <= 3 else [ends[0] - 3]
+    starts += [a + 1 for a in ends[:-1]]
+    return [" ".join(tokens[a : b + 1]) for a, b in zip(starts, ends, strict=True)]
+
+
+def _figure_row(text: str) -> tuple[str, list[str]]:
+    """(label, figures) of a line: the figures it ends with (a lone currency sign joined to the next), the words
+    before them."""
+    tokens = text.split()
+    i = len(tokens)
+    while i > 0 and (_FIG_TOKEN.match(tokens[i - 1]) or _CUR_TOKEN.match(tokens[i - 1])):
+        i -= 1
+    figures: list[str] = []
+    sign = ""
+    for t in tokens[i:]:
+        if _CUR_TOKEN.match(t):
+            sign = t
+        else:
+            figures.append(sign + t)
+            sign = ""
+    return " ".join(tokens[:i]), figures
+
+
+def _figure_tables(lines: list[_Line]) -> list[_Line]:
+    """Unruled statements as tables: a line of year headings followed, on the same page, by at least
+    ``_MIN_FIGURE_ROWS`` lines each ending in as many figures (label rows such as "Net sales:" may sit between) becomes
+    one table line; everything else is returned as it was. Without this the whole statement is one run-on paragraph
+    ("2024 2023 2022 Subscription revenue 3,950 3,420 ...") and no figure can be read with its year."""
+    out: list[_Line] = []
+    i = 0
+    while i < len(lines):
+        head = lines[i]
+        columns = _year_columns(head.text) if head.table is None else []
+        rows: list[list[str]] = []
+        j = i + 1
+        while columns and j < len(lines) and lines[j].table is None and lines[j].page == head.page:
+            label, figures = _figure_row(lines[j].text)
+            if len(figures) == len(columns) and any(c.isalpha() for c in label):
+                rows.append([label, *figures])
+            elif not figures and label.endswith(":") and len(label.split()) <= 8:
+                rows.append([label] + [""] * len(columns))
+            else:
+                break
+            j += 1
+        if sum(1 for r in rows if r[1]) >= _MIN_FIGURE_ROWS:
+            table = [["", *columns], *rows]
+            out.append(_Line(head.page, head.top, lines[j - 1].bottom, 0.0, "", table=table, x0=head.x0))
+            i = j
+        else:
+            out.append(head)
+            i += 1
+    return out
+
+
 def _emit(lines: list[_Line], builder: ElementBuilder) -> None:
     running = _running_lines(lines)
-    lines = [ln for ln in lines if id(ln) not in running]
+    lines = _figure_tables([ln for ln in lines if id(ln) not in running])
     sized: Counter[float] = Counter()
     for ln in lines:
         if ln.table is None and ln.ocr_confidence is None:

@@ -420,3 +420,40 @@ def test_a_word_statement_with_merged_heading_cells_keeps_each_figure_under_its_
         "Revenue — Year ended 2024: $4,812; Year ended 2023: $4,296",
         "Net income — Year ended 2024: 958; Year ended 2023: 801",
     ]
+
+
+def test_an_unruled_pdf_statement_becomes_a_table_of_figures_under_their_years(tmp_path: Path) -> None:
+    """Filings print statements without ruling: a line of years over lines ending in as many figures. Read as text
+    they ran into one paragraph ("2024 2023 Net sales: Products $ 294,866 ..."); they must be a table."""
+    pytest.importorskip("reportlab")
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    path = tmp_path / "statement.pdf"
+    c = canvas.Canvas(str(path), pagesize=A4)
+    c.setFont("Helvetica-Bold", 16)
+    c.drawString(72, 780, "Consolidated Statements of Operations")
+    c.setFont("Helvetica", 10)
+    c.drawString(72, 750, "The statements below are audited and were approved by the board in November.")
+    lines = [("", "September 28, 2024", "September 30, 2023"), ("Net sales:", "", ""),
+             ("Products", "$ 294,866", "$ 298,085"), ("Services", "96,169", "85,200"),
+             ("Total net sales", "391,035", "383,285"), ("Net income", "$ 93,736", "$ 96,995")]
+    for i, (label, a, b) in enumerate(lines):
+        y = 720 - 14 * i
+        c.drawString(72, y, label)
+        c.drawRightString(400, y, a)
+        c.drawRightString(520, y, b)
+    c.drawString(72, 600, "Net income fell in the year as the tax charge rose.")
+    c.save()
+    doc = parse_in_process(path)
+    table = next(e for e in doc.elements if e.kind == "table")
+    assert table_sentences(table.text.splitlines()) == [
+        "Net sales:",
+        "Products (Net sales) — September 28, 2024: $294,866; September 30, 2023: $298,085",
+        "Services (Net sales) — September 28, 2024: 96,169; September 30, 2023: 85,200",
+        "Total net sales — September 28, 2024: 391,035; September 30, 2023: 383,285",
+        "Net income — September 28, 2024: $93,736; September 30, 2023: $96,995",
+    ]
+    texts = [e.text for e in doc.elements if e.kind == "text"]
+    assert any("approved by the board" in t for t in texts) and any("tax charge" in t for t in texts)
+    assert not any("294,866" in t for t in texts)
