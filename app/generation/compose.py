@@ -106,7 +106,8 @@ def blocks(text: str, section: str | None = None) -> list[Block]:
                     j += 1
                 para = _MARKUP.sub("", " ".join(lines[i:j])).strip()
                 faq = para.endswith("?") and len(para.split()) <= 25  # an FAQ question heads its answer
-                if len(lines[i:j]) == 1 and (_is_heading(para) or faq) and len(body) > len(para) + 1:
+                heading = (_is_heading(para) and not units_note(para)) or faq  # "(In millions)" heads no section
+                if len(lines[i:j]) == 1 and heading and len(body) > len(para) + 1:
                     out.append(Block("heading", [para]))
                 else:
                     out.append(Block("para", [para]))
@@ -115,8 +116,6 @@ def blocks(text: str, section: str | None = None) -> list[Block]:
         if blk.kind in ("list", "table") and prev.kind == "para":
             last = split_sentences(prev.lines[0])
             blk.intro = last[-1] if last else ""
-        elif blk.kind == "table" and prev.kind == "heading" and units_note(prev.lines[0]):
-            blk.intro = prev.lines[0]  # "(In millions, except per share amounts)" reads like a short heading
     return out
 
 
