@@ -140,6 +140,7 @@ def _running_lines(lines: list[_Line]) -> set[int]:
 _FIG_TOKEN = re.compile(r"^\(?-?[$€£]?\d[\d,]*(?:\.\d+)?\)?%?$|^[—–-]$")
 _CUR_TOKEN = re.compile(r"^[$€£]$")
 _YEAR_TOKEN = re.compile(r"^(?:19|20)\d\d$")
+_NOTE_REF = re.compile(r"^\d{1,2}$")
 _MIN_FIGURE_ROWS = 2
 
 
@@ -155,9 +156,10 @@ def _year_columns(text: str) -> list[str]:
     return [" ".join(tokens[a : b + 1]) for a, b in zip(starts, ends, strict=True)]
 
 
-def _figure_row(text: str) -> tuple[str, list[str]]:
+def _figure_row(text: str, width: int) -> tuple[str, list[str]]:
     """(label, figures) of a line: the figures it ends with (a lone currency sign joined to the next), the words
-    before them."""
+    before them. With one figure more than ``width`` columns and a first one of one or two digits, that is a notes
+    column: "Revenue 3 4,812 4,296" -> ("Revenue (note 3)", ["4,812", "4,296"])."""
     tokens = text.split()
     i = len(tokens)
     while i > 0 and (_FIG_TOKEN.match(tokens[i - 1]) or _CUR_TOKEN.match(tokens[i - 1])):
@@ -170,7 +172,21 @@ def _figure_row(text: str) -> tuple[str, list[str]]:
         else:
             figures.append(sign + t)
             sign = ""
-    return " ".join(tokens[:i]), figures
+    label = " ".join(tokens[:i])
+    if len(figures) == width + 1 and _NOTE_REF.match(figures[0]):
+        return f"{label} (note {figures[0]})", figures[1:]
+    return label, figures
+
+
+def _label_row(label: str, after: list[_Line], page: int, width: int) -> bool:
+    """A statement's group label inside a run of figure rows: short, no sentence, and either ending in a colon
+    ("Net sales:") or followed by a figure row ("Operating expenses" over "Research and development 911 802")."""
+    if not label or len(label.split()) > 8 or label.endswith((".", "!", "?")):
+        return False
+    if label.endswith(":"):
+        return True
+    nxt = after[0] if after and after[0].table is None and after[0].page == page else None
+    return nxt is not None and len(_figure_row(nxt.text, width)[1]) == width
 
 
 def _figure_tables(lines: list[_Line]) -> list[_Line]:
@@ -186,10 +202,10 @@ def _figure_tables(lines: list[_Line]) -> list[_Line]:
         rows: list[list[str]] = []
         j = i + 1
         while columns and j < len(lines) and lines[j].table is None and lines[j].page == head.page:
-            label, figures = _figure_row(lines[j].text)
+            label, figures = _figure_row(lines[j].text, len(columns))
             if len(figures) == len(columns) and any(c.isalpha() for c in label):
                 rows.append([label, *figures])
-            elif not figures and label.endswith(":") and len(label.split()) <= 8:
+            elif not figures and _label_row(label, lines[j + 1 :], head.page, len(columns)):
                 rows.append([label] + [""] * len(columns))
             else:
                 break

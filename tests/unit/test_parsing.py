@@ -437,13 +437,14 @@ def test_an_unruled_pdf_statement_becomes_a_table_of_figures_under_their_years(t
     c.drawString(72, 750, "The statements below are audited and were approved by the board in November.")
     lines = [("", "September 28, 2024", "September 30, 2023"), ("Net sales:", "", ""),
              ("Products", "$ 294,866", "$ 298,085"), ("Services", "96,169", "85,200"),
-             ("Total net sales", "391,035", "383,285"), ("Net income", "$ 93,736", "$ 96,995")]
+             ("Total net sales", "391,035", "383,285"), ("Operating expenses", "", ""),
+             ("Research and development   4", "31,370", "29,915"), ("Net income", "$ 93,736", "$ 96,995")]
     for i, (label, a, b) in enumerate(lines):
         y = 720 - 14 * i
         c.drawString(72, y, label)
         c.drawRightString(400, y, a)
         c.drawRightString(520, y, b)
-    c.drawString(72, 600, "Net income fell in the year as the tax charge rose.")
+    c.drawString(72, 560, "Net income fell in the year as the tax charge rose.")
     c.save()
     doc = parse_in_process(path)
     table = next(e for e in doc.elements if e.kind == "table")
@@ -452,6 +453,8 @@ def test_an_unruled_pdf_statement_becomes_a_table_of_figures_under_their_years(t
         "Products (Net sales) — September 28, 2024: $294,866; September 30, 2023: $298,085",
         "Services (Net sales) — September 28, 2024: 96,169; September 30, 2023: 85,200",
         "Total net sales — September 28, 2024: 391,035; September 30, 2023: 383,285",
+        "Operating expenses",
+        "Research and development (note 4) — September 28, 2024: 31,370; September 30, 2023: 29,915",
         "Net income — September 28, 2024: $93,736; September 30, 2023: $96,995",
     ]
     texts = [e.text for e in doc.elements if e.kind == "text"]
