@@ -31,6 +31,7 @@ from core.figures import units_note
 
 Intent = Literal["howto", "fact", "explain"]
 
+_DIGIT = re.compile(r"\d")  # a table row with a figure in it is quoted with its units line
 _EXPLAIN_START = re.compile(
     r"^\s*(?:why\b|explain\b|tell\s+me\s+about\b|what\s+(?:is|are)\s+(?:a|an)\s|what(?:'s|\s+is|\s+are)\s+[\w\s-]{1,40}"
     r"(?:exactly|\?)|what\s+does\s+.+\s+(?:do|mean)\b|what(?:'s|\s+is)\s+the\s+difference\b)",
@@ -232,12 +233,9 @@ def _located(pieces: Sequence[Piece]) -> list[tuple[tuple[int, str, str], int]]:
             out += [((n, s, "item"), b) for s in blk.lines]
         elif blk.kind == "table":
             note = units_note(blk.intro)
-            out += [((n, f"{s} ({note})" if note and _FIGURE.search(s) else s, "table_row"), b)
+            out += [((n, f"{s} ({note})" if note and _DIGIT.search(s) else s, "table_row"), b)
                     for s in table_sentences(blk.lines)]
     return out
-
-
-_FIGURE = re.compile(r"\d")
 
 
 def _render(pieces: Sequence[Piece], limit: int) -> list[str] | None:
