@@ -78,9 +78,9 @@ bench-distributed: services ## 2 APIs + 2 workers (PostgreSQL, Redis, Weaviate, 
 	@KBQA_EXTRAS=dev,weaviate,s3 bash scripts/install.sh
 	@source .cache/test-services.env && $(PY) benchmarks/bench_distributed.py
 
-bench-answer: ## answer quality (demo support set, doc2dial, SQuAD v2 outcomes) + time to sources / first token per backend
+bench-answer: ## answer quality (demo support set, doc2dial questions and dialogues, SQuAD v2 outcomes) + time to sources / first token per backend
 	@KBQA_EXTRAS=dev,local-llm bash scripts/install.sh
-	@$(PY) benchmarks/answer_quality.py --sets demo,doc2dial,squad2 --backend extractive
+	@$(PY) benchmarks/answer_quality.py --sets demo,doc2dial,dialogues,squad2 --backend extractive
 	@$(PY) benchmarks/answer_quality.py --sets demo,doc2dial,squad2 --backend local,vllm --limit 40 --n 20
 	@$(PY) benchmarks/bench_answer.py
 

@@ -8,6 +8,8 @@
 - ``doc2dial``: ``../shared/eval/doc2dial_dev`` (va.gov and DMV help pages, real first user questions); each domain is
   one tenant's KB. Grounding section cited (its page-section file), share of the grounding passage's content words
   that the answer carries.
+- ``dialogues``: the doc2dial dialogues of the same pages (``dialogues.jsonl``), asked turn by turn with the
+  conversation so far; later turns scored: the dialogue's page cited, share of the grounding passage in the answer.
 - ``squad2``: ``../shared/eval/squad_v2.0_dev_devhalf`` (15 articles); ``--n`` answerable + ``--n`` adversarial
   unanswerable questions: answerable answer contains gold, false refusals (not found), unanswerable -> not found /
   partial.
@@ -129,7 +131,7 @@ class KB:
             self.filenames[sub.document.id] = name
         self.container.dispatcher.wait()
 
-    async def ask(self, tenant: str, question: str, history: list[dict[str, str]] | None = None) -> Asked:
+    async def ask(self, tenant: str, question: str, history: list[dict[str, Any]] | None = None) -> Asked:
         t0 = time.perf_counter()
         sources: list[dict[str, Any]] = []
         citations: list[dict[str, Any]] = []
@@ -154,6 +156,14 @@ class KB:
         close = getattr(self.container, "close", None)
         if close:
             close()
+
+
+def assistant_turn(r: Asked) -> dict[str, Any]:
+    """The answer as a history turn, the way a stored conversation carries it (with the section it came from)."""
+    turn: dict[str, Any] = {"role": "assistant", "content": r.answer}
+    if r.unit:
+        turn["unit"] = {k: r.unit.get(k) for k in ("document_id", "label")}
+    return turn
 
 
 def common(rows: list[Asked]) -> dict[str, Any]:
@@ -198,7 +208,7 @@ async def run_demo(kb: KB, show: bool, limit: int | None = None, ids: set[str] |
         history: list[dict[str, str]] = []
         if it.get("previous"):
             first = await kb.ask("default", it["previous"])
-            history = [{"role": "user", "content": it["previous"]}, {"role": "assistant", "content": first.answer}]
+            history = [{"role": "user", "content": it["previous"]}, assistant_turn(first)]
         r = await kb.ask("default", it["question"], history)
         rows.append(r)
         if not it["answerable"]:
@@ -272,6 +282,57 @@ async def run_doc2dial(
     out["section_cited"] = round(sum(cited_all) / max(len(cited_all), 1), 3)
     out["grounding_share"] = round(sum(share_all) / max(len(share_all), 1), 3)
     out["questions"] = len(cited_all)
+    out.update(common(all_rows))
+    return out
+
+
+async def run_dialogues(
+    kb: KB, show: bool, domains: tuple[str, ...] = ("va", "dmv"), turns: int = 4,
+) -> dict[str, Any]:
+    """doc2dial dialogues (``dialogues.jsonl``): the user's turns asked in order, each with the conversation so far
+    (the user's earlier turns and this product's answers). Scored on the turns after the first whose agent reply rests
+    on a passage (the first turns are the ``doc2dial`` set): the dialogue's page cited (any section file of it), and
+    the share of the grounding passage's words in the answer. ``turns``: the user turns asked per dialogue."""
+    out: dict[str, Any] = {"set": "doc2dial dialogues"}
+    all_rows: list[Asked] = []
+    cited_all: list[bool] = []
+    share_all: list[float] = []
+    for dom in domains:
+        d = eval_dir() / "doc2dial_dev" / dom
+        if dom not in {n.split("/")[0] for n in kb.filenames.values()}:
+            await run_doc2dial(kb, False, (dom,), limit=2)  # ingests the domain
+        page_of = {k: v.split("/", 1)[1].split("__")[0] for k, v in kb.filenames.items() if v.startswith(dom + "/")}
+        cited, shares = [], []
+        for line in (d / "dialogues.jsonl").read_text().splitlines():
+            dial = json.loads(line)
+            page = Path(dial["doc_file"]).name.split("__")[0]
+            history: list[dict[str, Any]] = []
+            asked = 0
+            for i, t in enumerate(dial["turns"]):
+                if t["role"] != "user" or asked >= turns:
+                    continue
+                asked += 1
+                r = await kb.ask(dom, t["utterance"], history)
+                history += [{"role": "user", "content": t["utterance"]}, assistant_turn(r)]
+                reply = next((x for x in dial["turns"][i + 1:] if x["role"] == "agent"), None)
+                if asked == 1 or not reply or not reply.get("grounding_text"):
+                    continue
+                all_rows.append(r)
+                ok = any(page_of.get(doc) == page for doc in r.cited_documents())
+                g = set(content_terms(reply["grounding_text"]))
+                share = len(g & set(content_terms(MARKER.sub("", r.answer)))) / max(len(g), 1)
+                cited.append(ok)
+                shares.append(share)
+                if show or not ok:
+                    print(f"{'OK ' if ok else 'BAD'} {dom} {page} turn {asked} {t['utterance'][:80]!r} "
+                          f"share={share:.2f}\n    {r.answer[:200]!r}", flush=True)
+        out[f"{dom}_page_cited"] = round(sum(cited) / max(len(cited), 1), 3)
+        out[f"{dom}_grounding_share"] = round(sum(shares) / max(len(shares), 1), 3)
+        cited_all += cited
+        share_all += shares
+    out["page_cited"] = round(sum(cited_all) / max(len(cited_all), 1), 3)
+    out["grounding_share"] = round(sum(share_all) / max(len(share_all), 1), 3)
+    out["turns"] = len(cited_all)
     out.update(common(all_rows))
     return out
 
@@ -371,17 +432,20 @@ async def main() -> None:
             print("# vllm: skipped (no --server-url and no KBQA_TEST_VLLM_URL)", flush=True)
             continue
         for name in args.sets.split(","):
-            kb = MemoryKB(base / name, backend) if name == "squad2" else KB(base / name, backend)
-            kb.filenames = kb.filenames or _load_names(base / name)
+            folder = base / ("doc2dial" if name == "dialogues" else name)  # the dialogues use the doc2dial KB
+            kb = MemoryKB(folder, backend) if name == "squad2" else KB(folder, backend)
+            kb.filenames = kb.filenames or _load_names(folder)
             if name == "demo":
                 res = await run_demo(kb, args.show, args.limit, set(filter(None, args.ids.split(","))))
             elif name == "doc2dial":
                 res = await run_doc2dial(kb, args.show, limit=args.limit)
+            elif name == "dialogues":
+                res = await run_dialogues(kb, args.show)
             elif name == "squad2":
                 res = await run_squad2(kb, args.show, args.n)
             else:
                 raise SystemExit(f"unknown set {name!r}")
-            _save_names(base / name, kb.filenames)
+            _save_names(folder, kb.filenames)
             res["backend"] = backend
             print(json.dumps(res), flush=True)
             kb.close()

@@ -22,7 +22,14 @@ from app.generation.events import Citations, Degraded, Done, Error, Event, Meta,
 from app.generation.prompt import PROMPT_TEMPLATE_VERSION, REFUSAL_TEXT, Prompt, build_prompt, source_dict
 from app.generation.resilience import CircuitBreaker, guarded_stream
 from app.generation.rewrite import asked_words, rewrite_query
-from app.generation.units import AnswerUnit, alternative, prompt_parts, rank_units, unit_first
+from app.generation.units import (
+    AnswerUnit,
+    alternative,
+    conversation_context,
+    prompt_parts,
+    rank_units,
+    unit_first,
+)
 from core.errors import AppError, ErrorCode
 from core.settings import GenerationSettings
 from core.types import RankedChunk, SearchFilter
@@ -132,7 +139,7 @@ class AnswerPipeline:
         question: str,
         *,
         flt: SearchFilter,
-        history: list[dict[str, str]],
+        history: list[dict[str, Any]],
         request_id: str,
         conversation_id: str | None,
         message_id: str | None,
@@ -156,7 +163,7 @@ class AnswerPipeline:
         yield st.done(completion_tokens=completion)
 
     async def _answer(
-        self, question: str, flt: SearchFilter, history: list[dict[str, str]], top_k: int, st: AnswerState
+        self, question: str, flt: SearchFilter, history: list[dict[str, Any]], top_k: int, st: AnswerState
     ) -> AsyncGenerator[Event, None]:
         decision = await self._retrieve_and_decide(question, flt, history, top_k, st)
         if decision.degraded:
@@ -190,7 +197,7 @@ class AnswerPipeline:
         yield Citations(await self._cite(sources, st))
 
     async def _retrieve_and_decide(
-        self, question: str, flt: SearchFilter, history: list[dict[str, str]], top_k: int, st: AnswerState
+        self, question: str, flt: SearchFilter, history: list[dict[str, Any]], top_k: int, st: AnswerState
     ) -> Assessment:
         """Rewrite the question (follow-ups), retrieve, rank the answering units and decide answerability."""
         use_llm = self.rewrite_with_llm and self.breaker.state.value == "closed"
@@ -203,7 +210,7 @@ class AnswerPipeline:
         st.retrieval_timings_ms = {k: round(ms, 2) for k, ms in result.timings_ms.items()}
         st.retrieval_degraded = list(result.degraded)
         st.degraded = st.degraded or bool(result.degraded)
-        units = rank_units(query, result.chunks, embedder=self.embedder)
+        units = rank_units(query, result.chunks, embedder=self.embedder, context=conversation_context(history))
         verdict = answerability.assess(query, result.chunks, units[0] if units else None, asked_words(query, question))
         st.outcome, st.missing = verdict.outcome, list(verdict.missing)
         return Assessment(query, list(result.chunks), units, verdict, tuple(result.degraded))
@@ -251,7 +258,7 @@ class AnswerPipeline:
         return citations
 
     def _prompt(
-        self, llm: LLMBackend, query: str, chunks: list[RankedChunk], history: list[dict[str, str]],
+        self, llm: LLMBackend, query: str, chunks: list[RankedChunk], history: list[dict[str, Any]],
         parts: dict[str, str] | None = None,
     ) -> Prompt:
         return build_prompt(

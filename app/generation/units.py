@@ -12,6 +12,8 @@ chunks are grouped by (document, section) and each group is scored as one candid
 - ``vector``: the best dense cosine among the group's chunks, when the vector retriever ran;
 - ``pinned``: the share of the codes and years the question names ("E38", "2025") that the group contains;
 - ``shape``: 1 when a how-to question meets a section with a list of steps;
+- ``context``: in a conversation, 1 when the unit is the section the previous answer came from, 0.5 when it is
+  another section of that document (a follow-up, "when is the fix coming?", stays on the page being discussed);
 - with an embedder, ``label`` (question vs "title › section") and ``sentence`` (question vs the section's best
   sentence): late interaction over a few short texts per question (about 15; 0.2-0.4 s on 2 busy cores).
 
@@ -22,9 +24,11 @@ chunks by rank, so the extractive composer and an LLM both see the answering sec
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from app.generation.answerability import constraint_terms
 from app.generation.compose import intent
@@ -53,9 +57,15 @@ from retrieval.protocols import Embedder
 #: halves' fits drop ``vector`` to 0 (held-out top-1 +0.005 / +0.011), but end to end (answer_quality.py) that trades
 #: the demo set (section cited 0.779 -> 0.761, facts 0.689 -> 0.671) for doc2dial (section cited 0.809 -> 0.828,
 #: share 0.723 -> 0.725): a wash, so the weights stay.
+#: ``context`` (0.5; 0 before): measured end to end (answer_quality.py, the previous answer carried as a stored
+#: conversation carries it) on the doc2dial dialogues (real later user turns, 156 scored): page cited 0.481 -> 0.500,
+#: grounding share 0.518 -> 0.524; demo support set unchanged (section cited 0.779, follow-ups 0.556: one follow-up
+#: fixed, one lost). Also tried: adding the previous section's chunks and a search within its document to the
+#: candidates: dialogues 0.526 / 0.527 but demo 0.785 / follow-ups 0.593 against 0.791 / 0.630 for the feature alone
+#: before the ancestor-label fix, at the cost of a second search per turn; not shipped.
 WEIGHTS: dict[str, float] = {
     "rank": 0.25, "coverage": 1.0, "heading": 0.5, "vector": 1.0, "pinned": 1.0,
-    "sentence": 2.0, "label": 0.0, "shape": 0.25,
+    "sentence": 2.0, "label": 0.0, "shape": 0.25, "context": 0.5,
 }
 #: Units whose sentences are embedded (the best by the lexical score), and sentences embedded per unit.
 EMBED_UNITS, EMBED_SENTENCES = 4, 3
@@ -101,6 +111,50 @@ def unit_label(title: str, section: str) -> str:
     return " › ".join([title.strip(), *path]) if path else title.strip()
 
 
+@dataclass(frozen=True, slots=True)
+class Context:
+    """Where the conversation's previous answer came from: its sections as (document id or None, label) pairs. The
+    document id is known when the answer was stored with its unit (conversations); from the answer's text alone (the
+    OpenAI-compatible route, whose client sends the history) only the label is: "From *Title › Section*:" (or
+    "*Title › Section › Subheading*", a heading inside the section)."""
+
+    sections: tuple[tuple[str | None, str], ...] = ()
+
+    def scores(self, units: Sequence[tuple[str, str, str]]) -> list[float]:
+        """Per (document id, title, label) of the candidate units: 1.0 for the section the previous answer came from,
+        0.5 for another section of the same document, else 0. A label from the answer's text names the section, or a
+        heading inside it: the candidate with the longest label it starts with is that section."""
+        out = [0.0] * len(units)
+        for doc, seen in self.sections:
+            same = [i for i, (d, title, _) in enumerate(units)
+                    if d == doc or (doc is None and seen.split(" › ")[0] == title.strip())]
+            for i in same:
+                out[i] = max(out[i], 0.5)
+            named = [i for i in same if units[i][2] == seen or (doc is None and seen.startswith(units[i][2] + " › "))]
+            if named:
+                longest = max(len(units[i][2]) for i in named)
+                for i in named:
+                    if len(units[i][2]) == longest:
+                        out[i] = 1.0
+        return out
+
+
+#: The answer's own naming of its sections ("From *Title › Section*:", "Also, from *Title › Section*:").
+_SOURCE_LABEL = re.compile(r"(?:^|\n)(?:Also, from|From) \*([^*\n]+)\*:")
+
+
+def conversation_context(history: Sequence[Mapping[str, Any]]) -> Context:
+    """The previous answer's sections, from the last assistant turn of ``history``: its stored ``unit``
+    ({document_id, label}) when the turn carries one, else the labels its text names."""
+    turn = next((t for t in reversed(history) if t.get("role") == "assistant"), None)
+    if turn is None:
+        return Context()
+    unit = turn.get("unit")
+    if isinstance(unit, Mapping) and unit.get("label"):
+        return Context(((str(unit.get("document_id") or "") or None, str(unit["label"])),))
+    return Context(tuple((None, m.group(1).strip()) for m in _SOURCE_LABEL.finditer(str(turn.get("content", "")))))
+
+
 def _key(rc: RankedChunk) -> tuple[str, tuple[str, ...]]:
     return rc.chunk.document_id, rc.chunk.section_path
 
@@ -126,7 +180,7 @@ def _sentences(text: str, section: str | None) -> list[str]:
 
 def rank_units(
     question: str, chunks: Sequence[RankedChunk], *, embedder: Embedder | None = None,
-    weights: dict[str, float] | None = None,
+    weights: dict[str, float] | None = None, context: Context | None = None,
 ) -> list[AnswerUnit]:
     """Candidate answering units, best first (empty when there are no chunks).
 
@@ -134,7 +188,8 @@ def rank_units(
     ``label``, the cosine between the question and the unit's "title › section" label, and ``sentence``, the best
     cosine between the question and the unit's sentences (the ``EMBED_SENTENCES`` lexically best of each of the
     ``EMBED_UNITS`` units with the best lexical score; the others get the lowest embedded value). ``shape``: 1 when a
-    how-to question meets a unit with a list of steps."""
+    how-to question meets a unit with a list of steps. ``context``: where the conversation's previous answer came from
+    (the ``context`` feature)."""
     w = {**WEIGHTS, **(weights or {})}
     groups = group_sections(chunks)
     if not groups:
@@ -162,9 +217,15 @@ def rank_units(
             "vector": max(vectors) if vectors else 0.0,
             "pinned": sum(any(has_term(t, rc.chunk.text) for _, rc in g) for t in pinned) / (len(pinned) or 1),
             "shape": 1.0 if howto and lists >= 2 else 0.0,
+            "context": 0.0,
             "sentence": 0.0,
             "label": 0.0,
         })
+    if context is not None and context.sections:
+        keys = [(c.document_id, c.title, unit_label(c.title, " > ".join(c.section_path)))
+                for c in (g[0][1].chunk for g in groups)]
+        for f, value in zip(feats, context.scores(keys), strict=True):
+            f["context"] = value
     if embedder is not None and (w["sentence"] or w["label"]):
         _embedded(question, groups, feats, embedder, q_terms)
     units = []
@@ -186,6 +247,7 @@ def _embedded(
 ) -> None:
     """Fill the ``label`` and ``sentence`` features in ``feats`` (one batch: question, labels, sentences)."""
     top = sorted(range(len(groups)), key=lambda i: -_lexical(feats[i]))[:EMBED_UNITS]
+    top += [i for i, f in enumerate(feats) if f["context"] == 1.0 and i not in top]  # the section being discussed
     labels = [unit_label(groups[i][0][1].chunk.title, " > ".join(groups[i][0][1].chunk.section_path)) for i in top]
     sents: list[tuple[int, str]] = []
     for i in top:

@@ -28,10 +28,20 @@ HISTORY_MESSAGES = 8
 STORED_DONE_FIELDS = ("refused", "degraded", "timings_ms", "outcome", "missing", "unit", "mode")
 
 
+def _turn(message: Any) -> dict[str, Any]:
+    """A stored message as a history turn; an answer keeps the section it came from (``unit``), which a follow-up
+    question's answer prefers (:func:`app.generation.units.conversation_context`)."""
+    turn: dict[str, Any] = {"role": message.role, "content": message.content}
+    unit = (message.meta or {}).get("unit") if message.role == "assistant" else None
+    if unit:
+        turn["unit"] = {k: unit.get(k) for k in ("document_id", "label")}
+    return turn
+
+
 @dataclass(frozen=True)
 class Turn:
     conversation_id: str
-    history: list[dict[str, str]]
+    history: list[dict[str, Any]]
 
 
 @dataclass
@@ -59,7 +69,7 @@ class AnswerService:
                 conv = repo.create_conversation(
                     session=s, tenant_id=principal.tenant_id, actor_id=principal.id, title=question[:120]
                 )
-            history = [{"role": m.role, "content": m.content} for m in conv.messages][-HISTORY_MESSAGES:]
+            history = [_turn(m) for m in conv.messages][-HISTORY_MESSAGES:]
             repo.add_message(session=s, conversation_id=conv.id, role="user", content=question)
             repo.audit(
                 session=s,
@@ -114,7 +124,7 @@ class AnswerService:
         principal: Principal,
         question: str,
         flt: SearchFilter,
-        history: list[dict[str, str]],
+        history: list[dict[str, Any]],
         request_id: str,
         conversation_id: str | None = None,
         message_id: str | None = None,

@@ -151,15 +151,39 @@ def _all_chunk_ids(container) -> set[str]:  # noqa: ANN001
         return {c.id for c in s.query(Chunk).all()}
 
 
-def _ask(client, key, question: str) -> tuple[str, dict, list[dict]]:
+def _ask(client, key, question: str, conversation_id: str | None = None) -> tuple[str, dict, list[dict]]:
     with client.stream("POST", "/api/v1/ask", headers={"Authorization": f"Bearer {key}"},
-                       json={"question": question}) as r:
+                       json={"question": question, "conversation_id": conversation_id}) as r:
         assert r.status_code == 200
         events = parse_sse("".join(r.iter_text()))
     answer = "".join(d["text"] for t, d in events if t == "token")
     done = next(d for t, d in events if t == "done")
+    done["conversation_id"] = next(d for t, d in events if t == "meta")["conversation_id"]
     cited = next((d for t, d in events if t == "citations"), {"citations": []})["citations"]
     return answer, done, cited
+
+
+def test_a_follow_up_in_a_conversation_stays_on_the_document_being_discussed(demo):
+    """"I pay through the App Store though" alone is answered from the subscription plans; after a question about
+    changing the card a subscription is billed to, from the billing FAQ section the first answer came from (over HTTP,
+    with the conversation the server stored, and in the OpenAI facade, with the history the client sends)."""
+    _, client, key = demo
+    first = "How do I change the credit card my Protect subscription is billed to?"
+    follow_up = "I pay through the App Store though"
+    alone, done, _ = _ask(client, key, follow_up)
+    assert not done["unit"]["label"].startswith("Billing FAQ"), alone
+    answer, done, _ = _ask(client, key, first)
+    assert done["unit"]["label"].startswith("Billing FAQ"), answer
+    then, done2, cited = _ask(client, key, follow_up, done["conversation_id"])
+    assert done2["conversation_id"] == done["conversation_id"]
+    assert done2["unit"]["label"] == done["unit"]["label"], then
+    assert "payment method of your App Store" in then
+    messages = [{"role": "user", "content": first}, {"role": "assistant", "content": answer},
+                {"role": "user", "content": follow_up}]
+    r = client.post("/v1/chat/completions", headers={"Authorization": f"Bearer {key}"},
+                    json={"model": "kbqa", "messages": messages})
+    assert r.status_code == 200, r.text
+    assert r.json()["choices"][0]["message"]["content"] == then
 
 
 OFFLINE_CHECKS = [

@@ -11,7 +11,7 @@ from app.generation import answerability
 from app.generation.backends import ExtractiveBackend, complete
 from app.generation.compose import Composed, Passage, blocks, compose, intent, named_row
 from app.generation.prompt import build_prompt
-from app.generation.units import rank_units, unit_first
+from app.generation.units import Context, conversation_context, rank_units, unit_first
 from core.types import ChunkRecord, RankedChunk
 
 pytestmark = pytest.mark.unit
@@ -53,6 +53,35 @@ def test_units_group_one_section_in_document_order_and_rank_the_answering_one_fi
     assert [rc.chunk.id for rc in units[0].chunks] == ["c1", "c2"]  # document order, not rank order
     assert units[0].label == "Guide › Troubleshooting Guide › A device shows as offline"
     assert [c.chunk.id for c in unit_first(units[0], chunks)] == ["c1", "c2", "c9"]
+
+
+def test_a_follow_up_prefers_the_section_and_document_the_previous_answer_came_from() -> None:
+    fix = rc("k1", "Known issues > Locks show 0 percent battery\n\nSince 2026-03-02 Z-Wave locks show 0 percent. "
+             "Hub firmware 3.4.2 fixes it from 2026-03-23.", ("Known issues", "Locks show 0 percent battery"),
+             doc="ki", title="Known Issues")
+    other = rc("k2", "Known issues > Widgets show No data\n\nSign out of the app and in again.",
+               ("Known issues", "Widgets show No data"), doc="ki", title="Known Issues", order=3)
+    release = rc("r1", "Firmware > Hub 3.4.1\n\nThis release fixes the Zigbee range of the Hub.",
+                 ("Firmware", "Hub 3.4.1"), doc="fw", title="Release Notes")
+    chunks = [release, other, fix]
+    question = "when is the fix coming?"
+    assert rank_units(question, chunks)[0].document_id == "fw"  # alone, the words point at the release notes
+    stored = [{"role": "user", "content": "My lock says battery 0%"},
+              {"role": "assistant", "content": "From *Known Issues › Locks show 0 percent battery*: ...",
+               "unit": {"document_id": "ki", "label": "Known Issues › Locks show 0 percent battery"}}]
+    context = conversation_context(stored)
+    assert context == Context((("ki", "Known Issues › Locks show 0 percent battery"),))
+    units = rank_units(question, chunks, context=context)
+    assert units[0].chunks[0].chunk.id == "k1"
+    assert {u.chunks[0].chunk.id: u.features["context"] for u in units} == {"k1": 1.0, "k2": 0.5, "r1": 0.0}
+    # the OpenAI-compatible route has only the answer's text: its "From *label*:" names the section
+    texts_only = conversation_context([{"role": "assistant", "content": stored[1]["content"]}])
+    assert texts_only.sections == ((None, "Known Issues › Locks show 0 percent battery"),)
+    assert rank_units(question, chunks, context=texts_only)[0].chunks[0].chunk.id == "k1"
+    # a refusal names no section it came from, and a conversation without answers has no context
+    refused = "I could not find this in the knowledge base. The nearest sections are: *Known Issues*."
+    assert conversation_context([{"role": "assistant", "content": refused}]) == Context()
+    assert conversation_context([{"role": "user", "content": "hi"}]) == Context()
 
 
 def test_list_is_parsed_whole_with_its_intro() -> None:
