@@ -151,6 +151,7 @@ def build_container(settings: Settings) -> Container:
         embedder=embedder,
         settings=settings.generation,
         versions=versions,
+        chunk_store=store,
     )
     dispatcher: InlineDispatcher | CeleryDispatcher
     if settings.ingestion.executor == "celery":

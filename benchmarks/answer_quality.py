@@ -162,7 +162,7 @@ def assistant_turn(r: Asked) -> dict[str, Any]:
     """The answer as a history turn, the way a stored conversation carries it (with the section it came from)."""
     turn: dict[str, Any] = {"role": "assistant", "content": r.answer}
     if r.unit:
-        turn["unit"] = {k: r.unit.get(k) for k in ("document_id", "label")}
+        turn["unit"] = {k: r.unit.get(k) for k in ("document_id", "label", "chunk_ids")}
     return turn
 
 

@@ -353,6 +353,18 @@ class FakeRetriever:
         return RetrievalResult(chunks=[RankedChunk(chunk=chunk, score=1.0, scores={"keyword": 3.2})])
 
 
+class FakeChunkStore:
+    """Chunk records by id (what the indexes' ids resolve to); records the lookups."""
+
+    def __init__(self, records: list[ChunkRecord]) -> None:
+        self.records = {r.id: r for r in records}
+        self.lookups: list[list[str]] = []
+
+    def get_many(self, chunk_ids: Sequence[str]) -> dict[str, ChunkRecord]:
+        self.lookups.append(list(chunk_ids))
+        return {c: self.records[c] for c in chunk_ids if c in self.records}
+
+
 # --- generation -----------------------------------------------------------------------------------------------------
 
 

@@ -11,7 +11,7 @@ import logging
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from contextlib import aclosing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from app.generation import answerability
@@ -24,6 +24,7 @@ from app.generation.resilience import CircuitBreaker, guarded_stream
 from app.generation.rewrite import asked_words, rewrite_query
 from app.generation.units import (
     AnswerUnit,
+    Context,
     alternative,
     conversation_context,
     prompt_parts,
@@ -33,7 +34,7 @@ from app.generation.units import (
 from core.errors import AppError, ErrorCode
 from core.settings import GenerationSettings
 from core.types import RankedChunk, SearchFilter
-from retrieval.protocols import Embedder, Retriever
+from retrieval.protocols import ChunkStore, Embedder, Retriever
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +46,11 @@ async def aclose(it: AsyncIterator[Any]) -> None:
         await close()
 
 REFUSAL_SOURCES = 3
+#: In a conversation whose previous answer came from a known document, that section (its chunks, by id) and the best
+#: chunks for the question within that document (at most this many) join the candidates, after the main results: a
+#: follow-up ("when is the fix coming?", "what if I need help?") shares few words with the section being discussed,
+#: and other documents' sections of the same name crowd it out of the main results. 0 turns this off.
+CONTEXT_CHUNKS = 4
 
 
 @dataclass
@@ -123,8 +129,10 @@ class AnswerPipeline:
         breaker: CircuitBreaker | None = None,
         retries: int = 1,
         rewrite_with_llm: bool = True,
+        chunk_store: ChunkStore | None = None,
     ) -> None:
         self.retriever = retriever
+        self.chunk_store = chunk_store
         self.llm = llm
         self.fallback = fallback
         self.embedder = embedder
@@ -186,6 +194,7 @@ class AnswerPipeline:
         st.unit = {
             "label": unit.label, "document_id": unit.document_id, "section_path": list(unit.section_path),
             "sources": [s["n"] for s in sources if s["chunk_id"] in {rc.chunk.id for rc in unit.chunks}],
+            "chunk_ids": [rc.chunk.id for rc in unit.chunks],
         }
         st.mode = "excerpt" if llm.name == "extractive" else "generated"
         yield Sources(sources)
@@ -210,10 +219,37 @@ class AnswerPipeline:
         st.retrieval_timings_ms = {k: round(ms, 2) for k, ms in result.timings_ms.items()}
         st.retrieval_degraded = list(result.degraded)
         st.degraded = st.degraded or bool(result.degraded)
-        units = rank_units(query, result.chunks, embedder=self.embedder, context=conversation_context(history))
-        verdict = answerability.assess(query, result.chunks, units[0] if units else None, asked_words(query, question))
+        context = conversation_context(history)
+        chunks = list(result.chunks)
+        if chunks:
+            chunks += await self._context_chunks(query, flt, context, {rc.chunk.id for rc in chunks})
+        units = rank_units(query, chunks, embedder=self.embedder, context=context)
+        verdict = answerability.assess(query, chunks, units[0] if units else None, asked_words(query, question))
         st.outcome, st.missing = verdict.outcome, list(verdict.missing)
-        return Assessment(query, list(result.chunks), units, verdict, tuple(result.degraded))
+        return Assessment(query, chunks, units, verdict, tuple(result.degraded))
+
+    async def _context_chunks(
+        self, query: str, flt: SearchFilter, context: Context, seen: set[str]
+    ) -> list[RankedChunk]:
+        """The section the previous answer came from (its chunks, from the chunk store) and the best chunks for
+        ``query`` within its document, other than ``seen``. The caller's filter applies to both: tenant, groups, and
+        any documents it names (a chunk it does not admit, or one deleted since, is left out)."""
+        docs = tuple(d for d in context.document_ids() if not flt.document_ids or d in flt.document_ids)
+        if not docs or not CONTEXT_CHUNKS:
+            return []
+        out: list[RankedChunk] = []
+        ids = [c for c in context.chunk_ids if c not in seen]
+        try:
+            if ids and self.chunk_store is not None:
+                records = await asyncio.to_thread(self.chunk_store.get_many, ids)
+                out += [RankedChunk(chunk=r, score=0.0, scores={}) for c in ids
+                        if (r := records.get(c)) is not None and r.document_id in docs and flt.admits(r)]
+            extra = await self.retriever.retrieve(query, replace(flt, document_ids=docs), CONTEXT_CHUNKS)
+        except AppError as exc:  # the main search answered; the context is a help, not a need
+            log.warning("context search failed: %s", exc.message)
+            return out
+        seen = seen | {rc.chunk.id for rc in out}
+        return out + [rc for rc in extra.chunks if rc.chunk.id not in seen]
 
     def _refuse(self, units: list[AnswerUnit], st: AnswerState) -> Iterator[Event]:
         """Not found: the nearest sections as sources and an answer that names them; no citations."""

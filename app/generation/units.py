@@ -13,7 +13,8 @@ chunks are grouped by (document, section) and each group is scored as one candid
 - ``pinned``: the share of the codes and years the question names ("E38", "2025") that the group contains;
 - ``shape``: 1 when a how-to question meets a section with a list of steps;
 - ``context``: in a conversation, 1 when the unit is the section the previous answer came from, 0.5 when it is
-  another section of that document (a follow-up, "when is the fix coming?", stays on the page being discussed);
+  another section of that document (the pipeline adds that section and the best chunks of its document to the
+  candidates) (a follow-up, "when is the fix coming?", stays on the page being discussed);
 - with an embedder, ``label`` (question vs "title › section") and ``sentence`` (question vs the section's best
   sentence): late interaction over a few short texts per question (about 15; 0.2-0.4 s on 2 busy cores).
 
@@ -57,15 +58,15 @@ from retrieval.protocols import Embedder
 #: halves' fits drop ``vector`` to 0 (held-out top-1 +0.005 / +0.011), but end to end (answer_quality.py) that trades
 #: the demo set (section cited 0.779 -> 0.761, facts 0.689 -> 0.671) for doc2dial (section cited 0.809 -> 0.828,
 #: share 0.723 -> 0.725): a wash, so the weights stay.
-#: ``context`` (0.5; 0 before): measured end to end (answer_quality.py, the previous answer carried as a stored
-#: conversation carries it) on the doc2dial dialogues (real later user turns, 156 scored): page cited 0.481 -> 0.500,
-#: grounding share 0.518 -> 0.524; demo support set unchanged (section cited 0.779, follow-ups 0.556: one follow-up
-#: fixed, one lost). Also tried: adding the previous section's chunks and a search within its document to the
-#: candidates: dialogues 0.526 / 0.527 but demo 0.785 / follow-ups 0.593 against 0.791 / 0.630 for the feature alone
-#: before the ancestor-label fix, at the cost of a second search per turn; not shipped.
+#: ``context`` (1.0; 0 before), measured end to end (answer_quality.py; the previous answer carried as a stored
+#: conversation carries it) on the doc2dial dialogues (real later user turns, 156 scored) and the demo support set:
+#: no context: dialogues page cited 0.481, grounding share 0.518; demo section cited 0.779, follow-ups 0.556.
+#: Weight 0.5, feature only: 0.500 / 0.524; demo 0.779 / 0.556. Weight 0.5 with the section being discussed and a search
+#: within its document added to the candidates (``pipeline.CONTEXT_CHUNKS``): 0.526 / 0.527; demo 0.785 / 0.593.
+#: Weight 1.0 with them (shipped): 0.609 / 0.581 (VA 0.556, DMV 0.682); demo 0.785 / 0.556, facts 0.713.
 WEIGHTS: dict[str, float] = {
     "rank": 0.25, "coverage": 1.0, "heading": 0.5, "vector": 1.0, "pinned": 1.0,
-    "sentence": 2.0, "label": 0.0, "shape": 0.25, "context": 0.5,
+    "sentence": 2.0, "label": 0.0, "shape": 0.25, "context": 1.0,
 }
 #: Units whose sentences are embedded (the best by the lexical score), and sentences embedded per unit.
 EMBED_UNITS, EMBED_SENTENCES = 4, 3
@@ -113,12 +114,16 @@ def unit_label(title: str, section: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Context:
-    """Where the conversation's previous answer came from: its sections as (document id or None, label) pairs. The
-    document id is known when the answer was stored with its unit (conversations); from the answer's text alone (the
-    OpenAI-compatible route, whose client sends the history) only the label is: "From *Title › Section*:" (or
-    "*Title › Section › Subheading*", a heading inside the section)."""
+    """Where the conversation's previous answer came from: its sections as (document id or None, label) pairs, and the
+    ids of the chunks it was composed from. Ids are known when the answer was stored with its unit (conversations);
+    from the answer's text alone (the OpenAI-compatible route, whose client sends the history) only the label is:
+    "From *Title › Section*:" (or "*Title › Section › Subheading*", a heading inside the section)."""
 
     sections: tuple[tuple[str | None, str], ...] = ()
+    chunk_ids: tuple[str, ...] = ()
+
+    def document_ids(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(doc for doc, _ in self.sections if doc))
 
     def scores(self, units: Sequence[tuple[str, str, str]]) -> list[float]:
         """Per (document id, title, label) of the candidate units: 1.0 for the section the previous answer came from,
@@ -151,7 +156,8 @@ def conversation_context(history: Sequence[Mapping[str, Any]]) -> Context:
         return Context()
     unit = turn.get("unit")
     if isinstance(unit, Mapping) and unit.get("label"):
-        return Context(((str(unit.get("document_id") or "") or None, str(unit["label"])),))
+        ids = tuple(str(c) for c in unit.get("chunk_ids") or () if c)
+        return Context(((str(unit.get("document_id") or "") or None, str(unit["label"])),), ids)
     return Context(tuple((None, m.group(1).strip()) for m in _SOURCE_LABEL.finditer(str(turn.get("content", "")))))
 
 

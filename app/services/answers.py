@@ -34,7 +34,7 @@ def _turn(message: Any) -> dict[str, Any]:
     turn: dict[str, Any] = {"role": message.role, "content": message.content}
     unit = (message.meta or {}).get("unit") if message.role == "assistant" else None
     if unit:
-        turn["unit"] = {k: unit.get(k) for k in ("document_id", "label")}
+        turn["unit"] = {k: unit.get(k) for k in ("document_id", "label", "chunk_ids")}
     return turn
 
 

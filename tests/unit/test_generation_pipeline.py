@@ -14,7 +14,7 @@ from core.errors import AppError, ErrorCode
 from core.settings import GenerationSettings
 from core.types import ChunkRecord, RankedChunk, SearchFilter
 from retrieval.protocols import RetrievalResult
-from tests.fakes import FakeLLM, FakeRetriever
+from tests.fakes import FakeChunkStore, FakeLLM, FakeRetriever
 
 pytestmark = pytest.mark.unit
 
@@ -156,6 +156,33 @@ async def test_follow_up_is_rewritten_before_retrieval() -> None:
     await collect(pipeline(retriever, FakeLLM(["When did the oil embargo end?"]), rewrite_with_llm=False),
                   "And when did it end?", history)
     assert "embargo" in retriever.queries[0]
+
+
+@pytest.mark.asyncio
+async def test_a_follow_up_reads_the_section_the_previous_answer_came_from_within_the_callers_filter() -> None:
+    def record(cid: str, groups: tuple[str, ...] = ()) -> ChunkRecord:
+        return ChunkRecord(id=cid, tenant_id="t", document_id="d5", document_version=1, title="Known Issues",
+                           text=f"Hub firmware 3.4.2 fixes it ({cid}).", section_path=("Locks",), acl_groups=groups)
+
+    store = FakeChunkStore([record("c5"), record("c6", ("hr",))])
+    retriever = FakeRetriever([GOOD])
+    history = [{"role": "user", "content": "My lock says 0 percent"},
+               {"role": "assistant", "content": "From *Known Issues › Locks*: ...",
+                "unit": {"document_id": "d5", "label": "Known Issues › Locks", "chunk_ids": ["c5", "c6", "c404"]}}]
+    p = pipeline(retriever, FakeLLM(["x"]), rewrite_with_llm=False, chunk_store=store)
+    flt = SearchFilter(tenant_id="t", acl_groups=("support",))
+    events = [e async for e in p.run("when is the fix coming?", flt=flt, history=history, request_id="r",
+                                     conversation_id="c", message_id="m", top_k=5)]
+    ids = [s["chunk_id"] for s in next(e for e in events if isinstance(e, Sources)).sources]
+    assert "c5" in ids  # the section being discussed is a candidate although the search did not return it
+    assert "c6" not in ids  # a chunk the caller's groups do not admit never reaches the answer
+    assert store.lookups == [["c5", "c6", "c404"]] and len(retriever.queries) == 2  # + a search within d5
+    # from the answer's text alone (the OpenAI-compatible route) nothing is looked up and no document searched
+    store.lookups.clear()
+    retriever.queries.clear()
+    await collect(pipeline(retriever, FakeLLM(["x"]), rewrite_with_llm=False, chunk_store=store),
+                  "when is the fix coming?", [{"role": "assistant", "content": "From *Known Issues › Locks*: ..."}])
+    assert store.lookups == [] and len(retriever.queries) == 1
 
 
 @pytest.mark.asyncio
