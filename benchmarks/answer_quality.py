@@ -244,6 +244,25 @@ async def run_demo(kb: KB, show: bool, limit: int | None = None, ids: set[str] |
 
 
 # --- doc2dial -----------------------------------------------------------------------------------------------------
+def ingest_domain(kb: KB, dom: str) -> Path:
+    """The domain's folder; its pages are ingested as tenant ``dom`` unless the KB already has them (file names are
+    kept as ``dom/name``)."""
+    d = eval_dir() / "doc2dial_dev" / dom
+    if dom not in {n.split("/")[0] for n in kb.filenames.values()}:
+        files = sorted((d / "docs").glob("*.txt"))
+        kb.ingest(dom, [(f"{p.name}", p.read_bytes()) for p in files])
+        for doc_id, name in list(kb.filenames.items()):
+            if "/" not in name and (d / "docs" / name).exists():
+                kb.filenames[doc_id] = f"{dom}/{name}"
+    return d
+
+
+def grounding_share(grounding: str, answer: str) -> float:
+    """Share of the grounding passage's content words that the answer (citation markers dropped) carries."""
+    g = set(content_terms(grounding))
+    return len(g & set(content_terms(MARKER.sub("", answer)))) / max(len(g), 1)
+
+
 async def run_doc2dial(
     kb: KB, show: bool, domains: tuple[str, ...] = ("va", "dmv"), limit: int | None = None,
 ) -> dict[str, Any]:
@@ -252,13 +271,7 @@ async def run_doc2dial(
     cited_all: list[bool] = []
     share_all: list[float] = []
     for dom in domains:
-        d = eval_dir() / "doc2dial_dev" / dom
-        if dom not in {n.split("/")[0] for n in kb.filenames.values()}:
-            files = sorted((d / "docs").glob("*.txt"))
-            kb.ingest(dom, [(f"{p.name}", p.read_bytes()) for p in files])
-            for doc_id, name in list(kb.filenames.items()):
-                if "/" not in name and (d / "docs" / name).exists():
-                    kb.filenames[doc_id] = f"{dom}/{name}"
+        d = ingest_domain(kb, dom)
         by_name = {v: k for k, v in kb.filenames.items()}
         qs = [json.loads(x) for x in (d / "questions.jsonl").read_text().splitlines() if x.strip()]
         qs = spread([q for q in qs if not q["agent_response_is_question"]], limit // len(domains) if limit else None)
@@ -268,8 +281,7 @@ async def run_doc2dial(
             all_rows.append(r)
             gold = by_name.get(f"{dom}/{Path(q['doc_file']).name}")
             ok = gold in r.cited_documents()
-            g = set(content_terms(q["grounding_text"]))
-            share = len(g & set(content_terms(MARKER.sub("", r.answer)))) / max(len(g), 1)
+            share = grounding_share(q["grounding_text"], r.answer)
             cited.append(ok)
             shares.append(share)
             if show or not ok:
@@ -298,9 +310,7 @@ async def run_dialogues(
     cited_all: list[bool] = []
     share_all: list[float] = []
     for dom in domains:
-        d = eval_dir() / "doc2dial_dev" / dom
-        if dom not in {n.split("/")[0] for n in kb.filenames.values()}:
-            await run_doc2dial(kb, False, (dom,), limit=2)  # ingests the domain
+        d = ingest_domain(kb, dom)
         page_of = {k: v.split("/", 1)[1].split("__")[0] for k, v in kb.filenames.items() if v.startswith(dom + "/")}
         cited, shares = [], []
         for line in (d / "dialogues.jsonl").read_text().splitlines():
@@ -319,8 +329,7 @@ async def run_dialogues(
                     continue
                 all_rows.append(r)
                 ok = any(page_of.get(doc) == page for doc in r.cited_documents())
-                g = set(content_terms(reply["grounding_text"]))
-                share = len(g & set(content_terms(MARKER.sub("", r.answer)))) / max(len(g), 1)
+                share = grounding_share(reply["grounding_text"], r.answer)
                 cited.append(ok)
                 shares.append(share)
                 if show or not ok:

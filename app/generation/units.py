@@ -13,8 +13,8 @@ chunks are grouped by (document, section) and each group is scored as one candid
 - ``pinned``: the share of the codes and years the question names ("E38", "2025") that the group contains;
 - ``shape``: 1 when a how-to question meets a section with a list of steps;
 - ``context``: in a conversation, 1 when the unit is the section the previous answer came from, 0.5 when it is
-  another section of that document (the pipeline adds that section and the best chunks of its document to the
-  candidates) (a follow-up, "when is the fix coming?", stays on the page being discussed);
+  another section of that document: a follow-up ("when is the fix coming?") stays on the page being discussed (the
+  pipeline adds that section and the best chunks of its document to the candidates);
 - with an embedder, ``label`` (question vs "title › section") and ``sentence`` (question vs the section's best
   sentence): late interaction over a few short texts per question (about 15; 0.2-0.4 s on 2 busy cores).
 
@@ -150,7 +150,7 @@ _SOURCE_LABEL = re.compile(r"(?:^|\n)(?:Also, from|From) \*([^*\n]+)\*:")
 
 def conversation_context(history: Sequence[Mapping[str, Any]]) -> Context:
     """The previous answer's sections, from the last assistant turn of ``history``: its stored ``unit``
-    ({document_id, label}) when the turn carries one, else the labels its text names."""
+    ({document_id, label, chunk_ids}) when the turn carries one, else the labels its text names."""
     turn = next((t for t in reversed(history) if t.get("role") == "assistant"), None)
     if turn is None:
         return Context()
