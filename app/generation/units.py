@@ -11,6 +11,10 @@ chunks are grouped by (document, section) and each group is scored as one candid
   "A device shows as offline");
 - ``vector``: the best dense cosine among the group's chunks, when the vector retriever ran;
 - ``pinned``: the share of the codes and years the question names ("E38", "2025") that the group contains;
+- ``phrase``: the share of the question's phrases (pairs of adjacent content terms: "bank statement", "Kestrel
+  Protect") that stand side by side in the group (section path, title and text); ``heading_phrase``: the same in the
+  section path alone. A section that names what the question names, in its words and their order, beats one that only
+  shares the words;
 - ``shape``: 1 when a how-to question meets a section with a list of steps;
 - ``context``: in a conversation, 1 when the unit is the section the previous answer came from, 0.5 when it is
   another section of that document: a follow-up ("when is the fix coming?") stays on the page being discussed (the
@@ -64,9 +68,13 @@ from retrieval.protocols import Embedder
 #: Weight 0.5, feature only: 0.500 / 0.524; demo 0.779 / 0.556. Weight 0.5 with the section being discussed and a search
 #: within its document added to the candidates (``pipeline.CONTEXT_CHUNKS``): 0.526 / 0.527; demo 0.785 / 0.593.
 #: Weight 1.0 with them (shipped): 0.609 / 0.581 (VA 0.556, DMV 0.682); demo 0.785 / 0.556, facts 0.713.
+#: ``phrase`` / ``heading_phrase`` (1.0 / 0.5; 0 before), with the other weights as they were, on the split halves of
+#: ``unit_choice.py`` (dump of landed main, 367 answerable questions): fitted on A (demo odd ids + VA): 1.0 / 0.75,
+#: held-out B 0.805 -> 0.816; fitted on B (demo even ids + DMV): 0.5 / 0.5, held-out A 0.845 -> 0.850. Shipped 1.0 /
+#: 0.5: demo 0.798 -> 0.816, VA 0.865 -> 0.892, DMV 0.828 -> 0.839.
 WEIGHTS: dict[str, float] = {
     "rank": 0.25, "coverage": 1.0, "heading": 0.5, "vector": 1.0, "pinned": 1.0,
-    "sentence": 2.0, "label": 0.0, "shape": 0.25, "context": 1.0,
+    "sentence": 2.0, "label": 0.0, "shape": 0.25, "context": 1.0, "phrase": 1.0, "heading_phrase": 0.5,
 }
 #: Units whose sentences are embedded (the best by the lexical score), and sentences embedded per unit.
 EMBED_UNITS, EMBED_SENTENCES = 4, 3
@@ -200,20 +208,23 @@ def rank_units(
     groups = group_sections(chunks)
     if not groups:
         return []
-    q_terms = set(content_terms(question))
+    q_seq = content_terms(question)
+    q_terms, q_pairs = set(q_seq), _pairs(q_seq)
     pinned = constraint_terms(question, names=False)
-    group_terms: list[set[str]] = [
-        set().union(*(content_terms(f"{rc.chunk.title} {rc.chunk.section} {rc.chunk.text}") for _, rc in g))
-        for g in groups
+    group_seqs = [
+        [content_terms(f"{rc.chunk.title}\n{rc.chunk.section}\n{rc.chunk.text}") for _, rc in g] for g in groups
     ]
+    group_terms: list[set[str]] = [set().union(*seqs) for seqs in group_seqs]
     df = Counter(t for terms in group_terms for t in terms & q_terms)
     n = len(groups)
     idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in q_terms}
     norm = sum(idf.values()) or 1.0
     howto = intent(question) == "howto"
     feats = []
-    for g, terms in zip(groups, group_terms, strict=True):
-        heading = set(content_terms(" ".join(g[0][1].chunk.section_path)))
+    for g, terms, seqs in zip(groups, group_terms, group_seqs, strict=True):
+        heading_seq = content_terms("\n".join(g[0][1].chunk.section_path))
+        heading = set(heading_seq)
+        pairs = set().union(*(_pairs(seq) for seq in seqs))
         vectors = [rc.scores["vector"] for _, rc in g if "vector" in rc.scores]
         lists = sum(1 for _, rc in g for ln in rc.chunk.text.splitlines() if _BULLET.match(ln.strip()))
         feats.append({
@@ -223,6 +234,8 @@ def rank_units(
             "vector": max(vectors) if vectors else 0.0,
             "pinned": sum(any(has_term(t, rc.chunk.text) for _, rc in g) for t in pinned) / (len(pinned) or 1),
             "shape": 1.0 if howto and lists >= 2 else 0.0,
+            "phrase": len(q_pairs & pairs) / len(q_pairs) if q_pairs else 0.0,
+            "heading_phrase": len(q_pairs & _pairs(heading_seq)) / len(q_pairs) if q_pairs else 0.0,
             "context": 0.0,
             "sentence": 0.0,
             "label": 0.0,
@@ -241,6 +254,11 @@ def rank_units(
         units.append(AnswerUnit(ordered, round(score, 4), f))
     units.sort(key=lambda u: -u.score)
     return units
+
+
+def _pairs(terms: Sequence[str]) -> set[tuple[str, str]]:
+    """Adjacent content terms: the phrases of a text ("bank statement"), stop words between them skipped."""
+    return set(zip(terms, terms[1:], strict=False))
 
 
 def _lexical(f: dict[str, float]) -> float:

@@ -55,6 +55,22 @@ def test_units_group_one_section_in_document_order_and_rank_the_answering_one_fi
     assert [c.chunk.id for c in unit_first(units[0], chunks)] == ["c1", "c2", "c9"]
 
 
+def test_a_section_holding_the_questions_phrase_beats_one_that_only_shares_its_words() -> None:
+    twice = rc("b1", "Billing > I was charged twice\n\nCompare the charges in Payment history with the "
+               "statement from your bank. A Kestrel plan bought twice is charged twice; Protect Plus is charged "
+               "per camera.",
+               ("Billing", "I was charged twice"), score=1.0)
+    called = rc("b2", "Billing > What the charge is called\n\nA renewal shows on your statement as a KESTREL "
+                "PROTECT charge and the plan name.", ("Billing", "What the charge is called"), order=1, score=0.9)
+    question = "What is this KESTREL PROTECT charge on my bank statement?"
+    units = rank_units(question, [called, twice], weights={"phrase": 0.0, "heading_phrase": 0.0})
+    assert units[0].chunks[0].chunk.id == "b1"  # every word of the question is in the first section: it wins
+    units = rank_units(question, [called, twice])
+    assert units[0].chunks[0].chunk.id == "b2"  # "Kestrel Protect" stands together only in the second
+    assert units[0].features["phrase"] > units[1].features["phrase"]
+    assert units[0].features["heading_phrase"] == 0.0  # its heading names none of the question's phrases
+
+
 def test_a_follow_up_prefers_the_section_and_document_the_previous_answer_came_from() -> None:
     fix = rc("k1", "Known issues > Locks show 0 percent battery\n\nSince 2026-03-02 Z-Wave locks show 0 percent. "
              "Hub firmware 3.4.2 fixes it from 2026-03-23.", ("Known issues", "Locks show 0 percent battery"),
