@@ -145,6 +145,25 @@ def _names(question: str) -> Iterator[list[str]]:
                 yield words
 
 
+#: Month and weekday names (and their short forms) date what the asker did ("Bought a camera on Dec 10"); they are
+#: not part of a name, and a passage need not repeat them (a return window says "30 days", not "December").
+_FULL_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+               "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_CALENDAR = frozenset([*_FULL_NAMES, *(n[:3] for n in _FULL_NAMES), "sept", "tues", "thur", "thurs"])
+
+
+def _calendar_forms(word: str) -> set[str]:
+    """The ways a text writes the month or weekday ``word`` names ("dec" -> december, dec)."""
+    w = word.lower().rstrip(".")
+    full = next((f for f in _FULL_NAMES if f.startswith(w[:3])), w)
+    return {full, full[:3], *(f for f in _CALENDAR if full.startswith(f))}
+
+
+def _dated(word: str) -> bool:
+    """A word that counts for no name: a number, or a month or weekday name ("Dec", "10")."""
+    return word.isdigit() or word.lower().rstrip(".") in _CALENDAR
+
+
 def _evidence_tokens(chunks: Sequence[RankedChunk]) -> list[str]:
     return _WORD.findall(" ".join(f"{c.chunk.title} {c.chunk.text}" for c in chunks).lower())
 
@@ -159,11 +178,11 @@ def missing_name_words(question: str, chunks: Sequence[RankedChunk]) -> list[str
     evidence = set(_evidence_tokens(chunks))
     missing: list[str] = []
     for words in _names(question):
-        if len(words) < 2:
+        if len(words) < 2 or all(_dated(w) for w in words):
             continue
         for word in words:
             w = word.lower()
-            if not w.isdigit() and not _forms(w) & evidence:
+            if not _dated(w) and not _forms(w) & evidence:
                 missing.append(w)
     return missing
 
@@ -178,7 +197,7 @@ def missing_name_tails(question: str, chunks: Sequence[RankedChunk]) -> list[str
     pairs = set(zip(tokens, tokens[1:], strict=False))
     missing: list[str] = []
     for words in _names(question):
-        if len([w for w in words if not w.isdigit()]) < 3:
+        if len([w for w in words if not _dated(w)]) < 3:
             continue
         a, b = (w.lower().removesuffix("'s").strip("'’") for w in words[-2:])
         if not any((x, y) in pairs for x in _forms(a) for y in _forms(b)):
@@ -305,6 +324,9 @@ def missing_focus(question: str, unit_text: str) -> list[str]:
 
 
 def _mentions(term: str, tokens: set[str], text: str) -> bool:
+    dates = [w for w in term.split() if not w.isdigit() and _dated(w)]
+    if dates:  # "dec 10": a date the asker gives is met by a text about that month ("until December 31")
+        return all(_calendar_forms(w) & tokens for w in dates)
     if " " in term or not term.isalnum():
         return term in text
     spaced = re.sub(r"(?<=\d)(?=[a-z])|(?<=[a-z])(?=\d)", " ", term)  # "64gb" is also written "64 GB"

@@ -143,3 +143,16 @@ def test_a_product_whose_words_occur_apart_in_the_evidence_is_refused() -> None:
         "Do Kestrel Indoor Cameras' lenses fog?", [_chunk("an Indoor Camera lens")]
     )
     assert plural == []
+
+
+def test_a_date_the_asker_gives_is_no_name_and_is_met_by_its_month() -> None:
+    window = ("You can return any product within 30 days of delivery. The return window for orders delivered between "
+              "November 15 and December 31 is extended until January 31 of the following year.")
+    question = "Bought a camera on Dec 10 as a Christmas present. Can they still return it in January?"
+    assert answerability.missing_name_words(question, [_chunk(window)]) == []  # "Dec 10" was a missing name
+    assert answerability.missing_constraints(question, window) == ["christmas"]  # "dec 10" and "dec": December
+    # a month the text does not name is still missing, and a real name beside a date still vetoes
+    assert answerability.missing_constraints("What changed in the March 3 update?", "Version 3.4.1 (February 9)") == [
+        "march 3", "march"]
+    assert answerability.missing_name_words("Was the Kestrel Video Doorbell out on Sept 4?", [_chunk(window)]) == [
+        "kestrel", "video", "doorbell"]
