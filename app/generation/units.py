@@ -152,13 +152,15 @@ class Context:
         return out
 
 
-#: The answer's own naming of its sections ("From *Title › Section*:", "Also, from *Title › Section*:").
-_SOURCE_LABEL = re.compile(r"(?:^|\n)(?:Also, from|From) \*([^*\n]+)\*:")
+#: The answer's own naming of the section it answers from ("From *Title › Section*:"). A close runner-up's point
+#: ("Also, from *Title › Section*: ...") is not where the answer came from: a stored answer's unit never names it, and
+#: a client that sends the history gets the same context as a stored conversation.
+_SOURCE_LABEL = re.compile(r"(?:^|\n)From \*([^*\n]+)\*:")
 
 
 def conversation_context(history: Sequence[Mapping[str, Any]]) -> Context:
     """The previous answer's sections, from the last assistant turn of ``history``: its stored ``unit``
-    ({document_id, label, chunk_ids}) when the turn carries one, else the labels its text names."""
+    ({document_id, label, chunk_ids}) when the turn carries one, else the section its text says it answers from."""
     turn = next((t for t in reversed(history) if t.get("role") == "assistant"), None)
     if turn is None:
         return Context()

@@ -94,6 +94,9 @@ def test_a_follow_up_prefers_the_section_and_document_the_previous_answer_came_f
     texts_only = conversation_context([{"role": "assistant", "content": stored[1]["content"]}])
     assert texts_only.sections == ((None, "Known Issues › Locks show 0 percent battery"),)
     assert rank_units(question, chunks, context=texts_only)[0].chunks[0].chunk.id == "k1"
+    # a close runner-up's "Also, from" line is not where the answer came from (a stored unit never names it either)
+    also = stored[1]["content"] + "\n\nAlso, from *Release Notes › Hub 3.4.1*: This release fixes the Zigbee range."
+    assert conversation_context([{"role": "assistant", "content": also}]) == texts_only
     # a refusal names no section it came from, and a conversation without answers has no context
     refused = "I could not find this in the knowledge base. The nearest sections are: *Known Issues*."
     assert conversation_context([{"role": "assistant", "content": refused}]) == Context()
