@@ -204,17 +204,33 @@ def best_subsection(
     return subs[max(range(len(subs)), key=lambda i: totals[i])]
 
 
+def _lists(pieces: Sequence[Piece]) -> list[tuple[int, str, list[tuple[int, str]]]]:
+    """The lists of ``pieces``: (passage number of the intro, intro, [(passage number, item)]). A list that goes on
+    in the next passage (the chunker cut it: the next piece is a list with no intro of its own) is one list, so its
+    steps are numbered on ("5. Pack ... [1]" then "6. Drop the parcel off ... [2]", not "1. Drop ...")."""
+    out: list[tuple[int, str, list[tuple[int, str]]]] = []
+    prev: Block | None = None
+    for n, blk in pieces:
+        if blk.kind == "list":
+            if prev is not None and prev.kind == "list" and not blk.intro and out:
+                out[-1][2].extend((n, item) for item in blk.lines)
+            else:
+                out.append((n, blk.intro, [(n, item) for item in blk.lines]))
+        prev = blk
+    return out
+
+
 def _steps(question: str, pieces: Sequence[Piece]) -> list[str] | None:
     """The best-matching list of ``pieces`` as numbered, cited lines (after its intro sentence), or None."""
     q_terms = set(content_terms(question))
-    lists = [(n, b) for n, b in pieces if b.kind == "list" and len(b.lines) >= 2]
+    lists = [lst for lst in _lists(pieces) if len(lst[2]) >= 2]
     if not lists:
         return None
-    n, blk = max(lists, key=lambda nb: _term_score(q_terms, " ".join([nb[1].intro, *nb[1].lines])))
+    n, intro, items = max(lists, key=lambda lst: _term_score(q_terms, " ".join([lst[1], *(t for _, t in lst[2])])))
     out = []
-    if blk.intro:
-        out.append(cite(blk.intro.rstrip(":").rstrip() + ":", n))
-    out += [f"{i}. {cite(item, n)}" for i, item in enumerate(blk.lines, start=1)]
+    if intro:
+        out.append(cite(intro.rstrip(":").rstrip() + ":", n))
+    out += [f"{i}. {cite(item, m)}" for i, (m, item) in enumerate(items, start=1)]
     return out
 
 
@@ -245,15 +261,21 @@ def _render(pieces: Sequence[Piece], limit: int) -> list[str] | None:
     if count > limit:
         return None
     out: list[str] = []
+    step = 0
+    prev: Block | None = None
     for n, blk in pieces:
         if blk.kind == "para":
             sents = split_sentences(blk.lines[0])
             if sents:
                 out.append(" ".join(cite(s, n) for s in sents))
         elif blk.kind == "list":
-            out += [f"{i}. {cite(item, n)}" for i, item in enumerate(blk.lines, start=1)]
+            # a list the chunker cut goes on in the next passage: its steps are numbered on (see _lists)
+            step = step if prev is not None and prev.kind == "list" and not blk.intro else 0
+            out += [f"{i}. {cite(item, n)}" for i, item in enumerate(blk.lines, start=step + 1)]
+            step += len(blk.lines)
         elif blk.kind == "table":
             out += [f"- {cite(row, n)}" for row in table_sentences(blk.lines)]
+        prev = blk
     return out
 
 

@@ -122,6 +122,22 @@ def test_howto_answer_is_the_section_with_its_steps_in_order_and_no_stitched_spe
     assert "Night vision" not in out.text
 
 
+def test_steps_cut_by_the_chunker_are_numbered_on_in_the_next_passage() -> None:
+    """A six-step list split over two chunks reads 1-6, each step citing its own passage (it read 1-5, then 1)."""
+    section = "Policy > Returns > How to return a product"
+    first = f"{section}\n\n" + "\n".join(f"{i}. Step number {i} of the return." for i in range(1, 6))
+    second = f"{section}\n\n6. Drop the parcel off at any carrier location within 14 days."
+    unit = [Passage(1, first, section), Passage(2, second, section)]
+    out = compose("How do I return a product?", unit, [], "Policy › Returns › How to return a product")
+    assert out is not None
+    lines = out.text.splitlines()[1:]
+    assert [ln.split(". ")[0] for ln in lines] == ["1", "2", "3", "4", "5", "6"]
+    assert lines[-1] == "6. Drop the parcel off at any carrier location within 14 days [2]."
+    # a section too long to quote whole gives its best list: the same six steps
+    steps = compose("How do I return a product?", unit, [], "Policy", whole_limit=2)
+    assert steps is not None and steps.text.splitlines()[1:] == lines
+
+
 def test_fact_answer_is_the_table_row_that_names_the_product() -> None:
     out = compose("How long is the warranty on the Thermo?", [Passage(1, TABLE, "Policy > Warranty periods")], [],
                   "Policy › Warranty periods")
@@ -390,3 +406,4 @@ def test_answer_terms_are_stemmed_like_the_keyword_index() -> None:
     assert set(content_terms("Why was I charged twice?")) & set(content_terms("Two charges in the same month"))
     assert content_terms("The batteries are replaced") == content_terms("battery replacing")
     assert not set(content_terms("charged")) & set(content_terms("chart"))
+
