@@ -53,6 +53,17 @@ def overlap(query_terms: list[str], text_terms: list[str]) -> float:
     return len(q & set(text_terms)) / len(q)
 
 
+#: The keyword rewrite of a follow-up (:func:`app.generation.rewrite.heuristic_rewrite`): the question as asked, then
+#: the previous question's words in parentheses ("when will there be a proper fix? (motion alerts late Android)").
+_CONTEXT_TAIL = re.compile(r"^(?P<own>.*?\S)\s+\((?P<context>[^()]+)\)$", re.DOTALL)
+
+
+def split_context(query: str) -> tuple[str, str]:
+    """(the asker's own words, the context words) of a keyword-rewritten follow-up; (``query``, "") otherwise."""
+    m = _CONTEXT_TAIL.match(query.strip())
+    return (m.group("own"), m.group("context")) if m else (query, "")
+
+
 def estimate_tokens(text: str) -> int:
     """Rough token estimate when no real tokenizer is reachable: ~4 characters per token for English, never less
     than one token per word-ish piece."""

@@ -407,3 +407,23 @@ def test_answer_terms_are_stemmed_like_the_keyword_index() -> None:
     assert content_terms("The batteries are replaced") == content_terms("battery replacing")
     assert not set(content_terms("charged")) & set(content_terms("chart"))
 
+
+@pytest.mark.asyncio
+async def test_a_follow_up_is_answered_by_its_own_words_not_the_previous_questions() -> None:
+    """'when will there be a proper fix?' after a question about late alerts: the keyword rewrite carries the previous
+    question's words (they find the section), but the sentence that answers is the fix, not the symptom."""
+    from app.generation.rewrite import heuristic_rewrite
+
+    issue = rc("c1", "Known issues > Motion alerts arrive late on Android\n\n"
+               "Since 2026-02-10, some Android phones deliver Kestrel Cam 2 motion alerts up to 2 minutes late, or "
+               "only when the app is opened. It happens on phones whose battery saver puts the app to sleep.\n\n"
+               "The fix is part of Kestrel Home app version 6.13 for Android, planned for late March 2026.",
+               ("Known issues", "Motion alerts arrive late on Android"), title="Known issues")
+    history = [{"role": "user", "content": "motion alerts on my Android phone show up minutes after the fact"},
+               {"role": "assistant", "content": "From *Known issues*: ..."}]
+    query = heuristic_rewrite("when will there be a proper fix?", history)
+    assert query.startswith("when will there be a proper fix? (") and "Android" in query
+    prompt = build_prompt(query, [issue], count_tokens=len, context_window=100_000, max_new_tokens=100)
+    out = await complete(ExtractiveBackend(max_sentences=1), prompt.messages, max_tokens=200)
+    assert "version 6.13" in out and "late March 2026" in out
+    assert "2 minutes late" not in out

@@ -29,6 +29,7 @@ from app.generation.text import (
     content_terms,
     estimate_tokens,
     has_term,
+    split_context,
     strip_breadcrumb,
 )
 from app.generation.units import unit_label
@@ -36,6 +37,9 @@ from retrieval.embedders import embed_now
 from retrieval.protocols import Embedder
 
 _PIECE = re.compile(r"\S+\s*")
+#: A follow-up's sentences are scored by the asker's own words plus this share of the score for the whole rewritten
+#: query (own words and the previous question's).
+CONTEXT_SHARE = 0.5
 
 
 class ExtractiveBackend:
@@ -176,7 +180,16 @@ class ExtractiveBackend:
         unit = unit_of(passages[:lead])
         alt = [(n, t) for n, t in passages[lead:] if parts.get(n) == "alternative"]
         others = [] if alt else [Passage(n, t, section[n] or None) for n, t in passages[lead:]]
-        scorer = lambda texts: [float(x) for x in self.score(question, texts)]  # noqa: E731
+        own, context = split_context(question)
+        if context:
+            # a keyword-rewritten follow-up: the previous question's words found the section, the asker's own words
+            # say which of its sentences answers ("when will there be a proper fix?": the fix, not the symptom)
+            def scorer(texts: Sequence[str]) -> list[float]:
+                mine, full = self.score(own, texts), self.score(question, texts)
+                return [float(a + CONTEXT_SHARE * b) for a, b in zip(mine, full, strict=True)]
+        else:
+            def scorer(texts: Sequence[str]) -> list[float]:
+                return [float(x) for x in self.score(question, texts)]
         composed = compose(question, unit, others, unit_label(*first), scorer=scorer)
         if composed is not None:
             extra = also_from(question, composed, unit_of(alt), unit_label(*attrs.get(alt[0][0], ("", ""))),
