@@ -10,6 +10,7 @@ from retrieval.keyword.tantivy_index import english_analyzer
 
 _SENT_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 _WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?")
+_POSSESSIVE = re.compile(r"['’]s$")
 
 STOPWORDS = frozenset(
     """a an and are as at be been being but by can could did do does doing for from had has have having he her his how
@@ -29,6 +30,7 @@ def content_terms(text: str) -> list[str]:
     ("updating" ~ "update", "returned" ~ "return", "charges" ~ "charged"): terms to match, not to show."""
     out = []
     for w in words(text):
+        w = _POSSESSIVE.sub("", w)  # "the Hub's radios" is about the hub
         if w in STOPWORDS or (len(w) < 2 and not w.isdigit()):
             continue
         out.append(stem(w))
