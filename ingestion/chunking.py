@@ -4,7 +4,8 @@ Rules:
 - a chunk never spans two sections; small neighbouring sections under the same parent merge, and the merged chunk's
   ``section_path`` is that parent (each merged section's heading stays in the text);
 - a long section splits at paragraph, then sentence, then word boundaries (never mid-word), with ``overlap_tokens``
-  of trailing sentences (or words) of the previous chunk repeated at the start of the next one;
+  of trailing sentences (or words) of the previous chunk repeated at the start of the next one; a merged
+  subsection's heading never ends a chunk (it starts the next one, with its body and no overlap);
 - a table is kept whole up to ``table_max_tokens``, then split by rows with its header row repeated in every part;
   code blocks are kept whole up to ``table_max_tokens``, then split by lines.
 
@@ -24,8 +25,9 @@ from core.figures import units_note
 from core.types import Element
 
 #: v3: plain-text files are read with their headings and lists (documents chunked by v2 are flat until reindexed);
-#: v4: the line saying what a table's figures count ("(In millions, ...)") heads the table and each part of it
-CHUNKER_VERSION = "structure-v4"
+#: v4: the line saying what a table's figures count ("(In millions, ...)") heads the table and each part of it;
+#: v5: a merged subsection's heading never ends a chunk, it starts the next one with its body
+CHUNKER_VERSION = "structure-v5"
 
 _SENTENCE = re.compile(r"(?<=[.!?。])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9À-ÖØ-Þ])|\n+")
 _SKIP_KINDS = {"page_break"}
@@ -224,6 +226,14 @@ def _pack(section: _Section, target: int, overlap: int, count: Callable[[str], i
     fresh = 0  # units in ``cur`` that are not overlap
     for unit in section.units:
         if fresh and cur_tokens + unit.tokens > budget:
+            if fresh > 1 and cur[-1].kind == "title":
+                # a merged subsection's heading goes with its body into the next chunk (a chunk that ended on
+                # "I changed my router" left the next one with that section's text and no heading); no overlap
+                # from the subsection before it
+                heading = cur.pop()
+                groups.append(cur)
+                cur, cur_tokens, fresh = [heading, unit], heading.tokens + unit.tokens, 2
+                continue
             groups.append(cur)
             cur = _overlap(cur, overlap, count) if unit.overlappable else []
             if cur and cur[0].tokens + unit.tokens > budget:

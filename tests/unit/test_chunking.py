@@ -150,3 +150,22 @@ def test_pages_span() -> None:
 def test_overlap_must_be_smaller_than_target() -> None:
     with pytest.raises(ValueError):
         chunk([para("x", ())], target=10, overlap=10)
+
+
+def test_a_merged_subsections_heading_starts_the_chunk_with_its_body() -> None:
+    """Merged subsections that need two chunks split before a heading, never after it: the chunk with "Devices do not
+    learn a new network" carries the "I changed my router" heading (it ended the previous chunk)."""
+    parent = ("Wi-Fi problems",)
+    weak, changed = (*parent, "The signal is weak"), (*parent, "I changed my router")
+    els = [
+        title("Wi-Fi problems", 1, parent),
+        title("The signal is weak", 2, weak),
+        para(sentences("weak", 4), weak),
+        title("I changed my router", 2, changed),
+        para(sentences("router", 3), changed),
+    ]
+    # the two subsections and their headings (57 words) fit the merge; with the breadcrumb they need two chunks
+    drafts = chunk(els, target=57, overlap=8)
+    assert len(drafts) == 2 and all(d.section_path == parent for d in drafts)
+    assert not drafts[0].text.rstrip().endswith("I changed my router")
+    assert drafts[1].text.startswith("Wi-Fi problems\n\nI changed my router\n\nRouter sentence number 0")
