@@ -406,6 +406,8 @@ def test_answer_terms_are_stemmed_like_the_keyword_index() -> None:
     assert set(content_terms("Why was I charged twice?")) & set(content_terms("Two charges in the same month"))
     assert content_terms("The batteries are replaced") == content_terms("battery replacing")
     assert not set(content_terms("charged")) & set(content_terms("chart"))
+    # a possessive is the word itself ("how far from the hub" meets "The Hub's radios reach about 30 m")
+    assert content_terms("The Hub's radios") == content_terms("hub radio") == content_terms("the hub’s radio")
 
 
 @pytest.mark.asyncio
