@@ -5,7 +5,8 @@ Rules:
   ``section_path`` is that parent (each merged section's heading stays in the text);
 - a long section splits at paragraph, then sentence, then word boundaries (never mid-word), with ``overlap_tokens``
   of trailing sentences (or words) of the previous chunk repeated at the start of the next one; a merged
-  subsection's heading never ends a chunk (it starts the next one, with its body and no overlap);
+  subsection's heading never ends a chunk (it starts the next one, with its body and no overlap), and a merged
+  subsection that goes on in the next chunk has its heading repeated there, before the overlap;
 - a table is kept whole up to ``table_max_tokens``, then split by rows with its header row repeated in every part;
   code blocks are kept whole up to ``table_max_tokens``, then split by lines.
 
@@ -26,7 +27,8 @@ from core.types import Element
 
 #: v3: plain-text files are read with their headings and lists (documents chunked by v2 are flat until reindexed);
 #: v4: the line saying what a table's figures count ("(In millions, ...)") heads the table and each part of it;
-#: v5: a merged subsection's heading never ends a chunk, it starts the next one with its body
+#: v5: a merged subsection's heading never ends a chunk, it starts the next one with its body, and a merged
+#: subsection that goes on in the next chunk is named at its start
 CHUNKER_VERSION = "structure-v5"
 
 _SENTENCE = re.compile(r"(?<=[.!?。])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9À-ÖØ-Þ])|\n+")
@@ -224,21 +226,30 @@ def _pack(section: _Section, target: int, overlap: int, count: Callable[[str], i
     cur: list[_Unit] = []
     cur_tokens = 0
     fresh = 0  # units in ``cur`` that are not overlap
+    heading: _Unit | None = None  # the merged subsection the packing is in (its heading unit)
     for unit in section.units:
         if fresh and cur_tokens + unit.tokens > budget:
             if fresh > 1 and cur[-1].kind == "title":
                 # a merged subsection's heading goes with its body into the next chunk (a chunk that ended on
                 # "I changed my router" left the next one with that section's text and no heading); no overlap
                 # from the subsection before it
-                heading = cur.pop()
-                groups.append(cur)
-                cur, cur_tokens, fresh = [heading, unit], heading.tokens + unit.tokens, 2
+                groups.append(cur[:-1])
+                cur, cur_tokens, fresh = [cur[-1], unit], cur[-1].tokens + unit.tokens, 2
+                heading = cur[0] if unit.kind != "title" else unit
                 continue
             groups.append(cur)
             cur = _overlap(cur, overlap, count) if unit.overlappable else []
             if cur and cur[0].tokens + unit.tokens > budget:
                 cur = []
+            if heading is not None and unit.kind != "title":
+                # a subsection that goes on in the next chunk is named there too, before the overlap ("Factory
+                # reset of the Kestrel Hub" heads the chunk that says the accessories must be paired again)
+                if cur and heading.tokens + cur[0].tokens + unit.tokens > budget:
+                    cur = []
+                cur.insert(0, heading)
             cur_tokens, fresh = sum(u.tokens for u in cur), 0
+        if unit.kind == "title":
+            heading = unit
         cur.append(unit)
         cur_tokens += unit.tokens
         fresh += 1

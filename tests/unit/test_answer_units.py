@@ -429,3 +429,24 @@ async def test_a_follow_up_is_answered_by_its_own_words_not_the_previous_questio
     out = await complete(ExtractiveBackend(max_sentences=1), prompt.messages, max_tokens=200)
     assert "version 6.13" in out and "late March 2026" in out
     assert "2 minutes late" not in out
+
+
+def test_a_subsection_named_again_in_its_next_chunk_is_quoted_once() -> None:
+    """The chunker repeats a subsection's heading (and the overlap) at the start of the chunk it goes on in; read
+    together, the two chunks are one subsection, each sentence and step once."""
+    from app.generation.backends.extractive import dedupe_overlaps
+
+    section = "Guide > Restarting and resetting"
+    first = (f"{section}\n\nA restart keeps all settings.\n\nFactory reset of the Hub\n\n1. Keep the Hub plugged in.\n"
+             "2. Hold the reset button for 15 seconds.\n3. The Hub restarts in about 2 minutes.")
+    second = (f"{section}\n\nFactory reset of the Hub\n\n3. The Hub restarts in about 2 minutes.\n\n"
+              "All accessories must be paired again after a factory reset.")
+    texts = dedupe_overlaps([first, second], [section, section])
+    assert texts == [first, f"{section}\n\nAll accessories must be paired again after a factory reset."]
+    # alone, the second chunk keeps its heading: the answer can name the subsection
+    assert dedupe_overlaps([second], [section]) == [second]
+    unit = [Passage(i, t, section) for i, t in enumerate(texts, start=1)]
+    out = compose("Do I have to pair my sensors again after a factory reset?", unit, [],
+                  "Guide › Restarting and resetting")
+    assert out is not None and out.text.startswith("From *Guide › Restarting and resetting › Factory reset of the Hub*")
+    assert out.text.count("restarts in about 2 minutes") <= 1

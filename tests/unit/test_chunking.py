@@ -169,3 +169,24 @@ def test_a_merged_subsections_heading_starts_the_chunk_with_its_body() -> None:
     assert len(drafts) == 2 and all(d.section_path == parent for d in drafts)
     assert not drafts[0].text.rstrip().endswith("I changed my router")
     assert drafts[1].text.startswith("Wi-Fi problems\n\nI changed my router\n\nRouter sentence number 0")
+
+
+def test_a_merged_subsection_that_goes_on_is_named_in_the_next_chunk() -> None:
+    """A subsection cut by the chunk size is named again at the start of the chunk it goes on in (before the
+    overlap), so "must be paired again" is found and cited under "Factory reset of the Hub"."""
+    parent = ("Guide", "Resetting")
+    hub = (*parent, "Factory reset of the Hub")
+    els = [
+        title("Resetting", 2, parent),
+        para("A restart keeps all settings.", parent),
+        title("Factory reset of the Hub", 3, hub),
+        para(sentences("reset", 3), hub),
+        para("All accessories must be paired again after a factory reset.", hub),
+    ]
+    # the parent's text and the subsection (42 words with their headings) merge; with the breadcrumb, two chunks
+    drafts = chunk(els, target=42, overlap=8)
+    assert len(drafts) == 2 and all(d.section_path == parent for d in drafts)
+    assert "Factory reset of the Hub" in drafts[0].text.split("\n\n")
+    second = drafts[1].text.split("\n\n")
+    assert second[:3] == ["Guide > Resetting", "Factory reset of the Hub", "Reset sentence number 2 has several words."]
+    assert second[3] == "All accessories must be paired again after a factory reset."
