@@ -153,10 +153,12 @@ _CALENDAR = frozenset([*_FULL_NAMES, *(n[:3] for n in _FULL_NAMES), "sept", "tue
 
 
 def _calendar_forms(word: str) -> set[str]:
-    """The ways a text writes the month or weekday ``word`` names ("dec" -> december, dec)."""
+    """The ways a text writes the month or weekday ``word`` names ("dec" -> december, dec; a weekday also in the
+    plural: "on Tuesdays")."""
     w = word.lower().rstrip(".")
     full = next((f for f in _FULL_NAMES if f.startswith(w[:3])), w)
-    return {full, full[:3], *(f for f in _CALENDAR if full.startswith(f))}
+    forms = {full, full[:3], *(f for f in _CALENDAR if full.startswith(f))}
+    return forms | {full + "s"} if full.endswith("day") else forms
 
 
 def _dated(word: str) -> bool:
@@ -323,7 +325,15 @@ def missing_focus(question: str, unit_text: str) -> list[str]:
     return missing
 
 
+#: A time of day the asker gives ("if I order at 3pm", "around 2am") is their situation: a text that gives a time of
+#: day (a cut-off "before 1:00 p.m.", a window "between 1:00 and 3:00 a.m.") answers it, whatever the hour.
+_TIME_OF_DAY = re.compile(r"^\d{1,2}(?::\d\d)?\s?(?:am|pm|a\.m\.?|p\.m\.?)$")
+_TIMES_IN_TEXT = re.compile(r"\b\d{1,2}(?::\d\d)?\s?(?:am|pm|a\.m\.|p\.m\.)|\b\d{1,2}:\d\d\b|\bnoon\b|\bmidnight\b")
+
+
 def _mentions(term: str, tokens: set[str], text: str) -> bool:
+    if _TIME_OF_DAY.match(term):
+        return bool(_TIMES_IN_TEXT.search(text))
     dates = [w for w in term.split() if not w.isdigit() and _dated(w)]
     if dates:  # "dec 10": a date the asker gives is met by a text about that month ("until December 31")
         return all(_calendar_forms(w) & tokens for w in dates)

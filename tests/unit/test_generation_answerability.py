@@ -156,3 +156,16 @@ def test_a_date_the_asker_gives_is_no_name_and_is_met_by_its_month() -> None:
         "march 3", "march"]
     assert answerability.missing_name_words("Was the Kestrel Video Doorbell out on Sept 4?", [_chunk(window)]) == [
         "kestrel", "video", "doorbell"]
+
+
+def test_a_time_of_day_the_asker_gives_is_met_by_a_text_that_gives_one() -> None:
+    cutoff = "Orders placed before 1:00 p.m. Pacific Time on a business day leave the warehouse the same day."
+    assert answerability.missing_constraints("If I order at 3pm when will it ship?", cutoff) == []
+    assert answerability.missing_constraints("If I order at 3pm when will it ship?", "Orders ship within 2 days.") == [
+        "3pm"]
+    # a weekday is met by its plural ("on Tuesdays"), and still missing where the text names no day
+    window = "Maintenance runs on Tuesdays between 1:00 and 3:00 a.m. Pacific Time."
+    assert answerability.missing_constraints("The app was down on Tuesday night around 2am, was that you?",
+                                             window) == []
+    assert answerability.missing_constraints("Is support open on Sunday?", "Open Monday to Friday, 8 to 4.") == [
+        "sunday"]
