@@ -169,3 +169,19 @@ def test_a_time_of_day_the_asker_gives_is_met_by_a_text_that_gives_one() -> None
                                              window) == []
     assert answerability.missing_constraints("Is support open on Sunday?", "Open Monday to Friday, 8 to 4.") == [
         "sunday"]
+
+
+def test_a_negated_fact_question_is_partial_when_the_matching_sentence_states_the_plain_fact() -> None:
+    """'What did the Normans never conquer?' asks for the exception; a passage that says what they conquered answers
+    another question (SQuAD v2 makes unanswerable questions so)."""
+    plain = ["Normans > Conquests\n\nThe Normans conquered England in 1066 and southern Italy by 1091."]
+    assert answerability.missing_negation("What did the Normans never conquer?", plain) == ["never conquer"]
+    assert answerability.missing_negation("Which countries didn't join the treaty?",
+                                          ["Five countries joined the treaty in 1990."]) == ["didn't join"]
+    # the matching sentence has its own negation or limit: it may answer; no negation asked: nothing missing
+    assert answerability.missing_negation("What did the Normans never conquer?",
+                                          ["The Normans never conquered Scotland."]) == []
+    assert answerability.missing_negation("Which plans do not include cloud video?",
+                                          ["Only the Premium plan includes cloud video history."]) == []
+    assert answerability.missing_negation("What did the Normans conquer?", plain) == []
+    assert answerability.missing_negation("Was it not only the Normans who conquered England?", plain) == []
