@@ -208,3 +208,39 @@ def _paragraph_units(lines: list[str]) -> list[str]:
 def has_term(term: str, text: str) -> bool:
     """``term`` occurs in ``text`` as a whole word (case-insensitive)."""
     return re.search(rf"(?<![\w-]){re.escape(term)}(?![\w-])", text, re.IGNORECASE) is not None
+
+
+# --- What kind of answer a wh-question expects ------------------------------------------------------------------------
+_NUM = (r"(?:\d+(?:[.,]\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|"
+        r"forty|fifty|sixty|ninety|hundred|a\s+few|several)")
+_DURATION = (rf"\b{_NUM}(?:\s*(?:to|-|–|or)\s*{_NUM})?\s+(?:business\s+|working\s+|calendar\s+)?"
+             r"(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?|nights?|decades?|centuries|century)\b"
+             r"|\b\d+(?:\.\d+)?\s?(?:s|min|h|hrs?)\b")
+_MONTHS = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
+           r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
+_DATE = (rf"\b{_MONTHS}\.?\s+\d{{1,2}}\b|\b\d{{1,2}}\s+{_MONTHS}\b|\b(?:early|mid|late)[\s-]+{_MONTHS}\b"
+         r"|\b(?:1[0-9]|20)\d\d(?:s)?\b|\b\d{4}-\d\d-\d\d\b|\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b"
+         r"|\b\d{1,2}(?::\d\d)?\s?(?:am|pm|a\.m\.|p\.m\.)|\b\d{1,2}:\d\d\b|\b\d{1,2}(?:st|nd|rd|th)\s+century\b"
+         r"|\b(?:today|tomorrow|tonight|overnight|immediately|right\s+away|same\s+day|next\s+business\s+day|daily|"
+         r"weekly|monthly|yearly|annually|noon|midnight)\b")
+_FREQUENCY = (r"\bevery\b|\b(?:daily|weekly|monthly|yearly|annually|hourly|once|twice|times)\b"
+              r"|\b(?:per|a|each)\s+(?:second|minute|hour|day|night|week|month|year)\b")
+_EXPECTED: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
+    (re.compile(r"\bhow\s+(?:long|soon)\b", re.IGNORECASE), re.compile(f"{_DURATION}|{_DATE}", re.IGNORECASE)),
+    (re.compile(r"\bhow\s+often\b", re.IGNORECASE), re.compile(f"{_FREQUENCY}|{_DURATION}", re.IGNORECASE)),
+    (re.compile(r"\bhow\s+(?:much|many|far|big|large|heavy|fast|old|tall|wide|high|deep|small)\b", re.IGNORECASE),
+     re.compile(r"\d|\b(?:free|one|two|three|four|five|six|seven|eight|nine|ten|twelve|hundred|thousand|million|"
+                r"billion|dozen|single|double)\b", re.IGNORECASE)),
+    (re.compile(r"(?:^|[,;.]\s*|\b(?:and|so|but|then|if\s+\w+(?:\s+\w+){0,4})\s+)when\b"
+                r"|\bwhen\s+(?:will|would|do|does|did|is|are|was|were|can|could|should|shall|am|has|have|had)\b"
+                r"|\b(?:what|which|in\s+what|in\s+which)\s+(?:year|date|day|month|time|century|decade|period)\b",
+                re.IGNORECASE), re.compile(f"{_DATE}|{_DURATION}|\\b(?:within|until|after|before|since)\\b",
+                                          re.IGNORECASE)),
+]
+
+
+def expected_answer(question: str) -> re.Pattern[str] | None:
+    """What a text that answers ``question`` contains, for the wh-questions whose answer has a form: a time or
+    date ("when will it ship?", "what year..."), a duration ("how long..."), a frequency ("how often..."), a number
+    or amount ("how much / many / far..."); None for other questions."""
+    return next((answer for asked, answer in _EXPECTED if asked.search(question)), None)

@@ -450,3 +450,22 @@ def test_a_subsection_named_again_in_its_next_chunk_is_quoted_once() -> None:
                   "Guide › Restarting and resetting")
     assert out is not None and out.text.startswith("From *Guide › Restarting and resetting › Factory reset of the Hub*")
     assert out.text.count("restarts in about 2 minutes") <= 1
+
+
+def test_a_when_question_prefers_the_sentence_that_says_when() -> None:
+    """'When do I get the credit?' is answered by 'within 10 business days', not by the table row with the credit's
+    amount, though both share its words; a question with no form of answer expected is scored as before."""
+    from app.generation.text import expected_answer
+
+    assert expected_answer("When do I get the credit for the thermostat I traded in?") is not None
+    assert expected_answer("If I order at 3pm when will it ship?") is not None
+    assert expected_answer("What happens when the battery dies?") is None
+    assert expected_answer("Who founded the company?") is None
+    texts = ["Any brand smart thermostat: the trade-in credit is 40 US dollars.",
+             "You receive the trade-in credit within 10 business days after the device arrives."]
+    question = "When do I get the trade-in credit for my thermostat?"
+    typed, plain = ExtractiveBackend(), ExtractiveBackend(answer_type_weight=0.0)
+    with_type, without = typed.score(question, texts), plain.score(question, texts)
+    assert with_type[1] > with_type[0] and without[0] > without[1]
+    assert list(typed.score("Who pays the trade-in credit for my thermostat?", texts)) == list(
+        plain.score("Who pays the trade-in credit for my thermostat?", texts))

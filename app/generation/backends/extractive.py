@@ -28,6 +28,7 @@ from app.generation.text import (
     answer_units_in_context,
     content_terms,
     estimate_tokens,
+    expected_answer,
     has_term,
     split_context,
     strip_breadcrumb,
@@ -60,6 +61,7 @@ class ExtractiveBackend:
         context_weight: float = 0.5,
         constraint_weight: float = 0.5,
         phrase_weight: float = 0.5,
+        answer_type_weight: float = 0.6,
     ) -> None:
         self.embedder = embedder
         self.max_sentences = max_sentences
@@ -71,6 +73,7 @@ class ExtractiveBackend:
         self.context_weight = context_weight
         self.constraint_weight = constraint_weight
         self.phrase_weight = phrase_weight
+        self.answer_type_weight = answer_type_weight
 
     def count_tokens(self, text: str) -> int:
         return estimate_tokens(text)
@@ -112,8 +115,10 @@ class ExtractiveBackend:
         the candidates; the context line above a candidate -- heading, FAQ question, "...:" line -- counts at
         ``context_weight``), plus ``phrase_weight`` x the share of the question's adjacent term pairs found adjacent
         in the candidate ("solid amber": the table row, not a sentence with "light" and "Hub"), plus
-        ``constraint_weight`` x the share of its codes and numbers, plus ``embedding_weight`` x cosine for the
-        ``embed_candidates`` best lexical candidates (the others are never preferred over an embedded one)."""
+        ``constraint_weight`` x the share of its codes and numbers, plus ``answer_type_weight`` when the question
+        expects a form of answer (:func:`app.generation.text.expected_answer`: a date, a duration, a number) and the
+        candidate, sharing a term with it, has one, plus ``embedding_weight`` x cosine for the ``embed_candidates``
+        best lexical candidates (the others are never preferred over an embedded one)."""
         contexts = contexts or [""] * len(texts)
         q_terms = set(content_terms(question))
         sent_terms = [set(content_terms(s)) for s in texts]
@@ -140,6 +145,14 @@ class ExtractiveBackend:
         if pinned:
             lexical += self.constraint_weight * np.array(
                 [sum(has_term(t, s) for t in pinned) / len(pinned) for s in texts], dtype=np.float32
+            )
+        # a wh-question whose answer has a form ("when...": a date or a time limit; "how much...": a number) prefers
+        # the sentences on its words that have one ("within 10 business days", not "Credit: 40 US dollars")
+        expected = expected_answer(question)
+        if expected is not None and self.answer_type_weight:
+            lexical += self.answer_type_weight * np.array(
+                [float(bool(expected.search(t))) if x > 0 else 0.0 for t, x in zip(texts, lexical, strict=True)],
+                dtype=np.float32,
             )
         scores = lexical.copy()
         if self.embedder is not None and len(texts):
