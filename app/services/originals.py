@@ -192,10 +192,45 @@ def _overlap(left: str, right: str) -> int:
     return 0
 
 
+_LIST_ITEM = re.compile(r"^(?:[-*+•]|\d{1,3}[.)])\s")
+
+
+def _heading_line(par: str) -> bool:
+    """A paragraph that is one short line with no sentence end and no list marker: a breadcrumb or a heading."""
+    par = par.strip()
+    return bool(par) and "\n" not in par and len(par.split()) <= 16 and par[-1] not in ".!?;,:" and \
+        not _LIST_ITEM.match(par)
+
+
+def _breadcrumb(text: str) -> str:
+    """The chunker's heading path that opens ``text`` ("Guide > Reset"), or ""."""
+    first, sep, _ = text.partition("\n\n")
+    return first if sep and _heading_line(first) else ""
+
+
+def _last_heading(text: str) -> str:
+    """The last paragraph of ``text`` that is a heading line, or ""."""
+    return next((p.strip() for p in reversed(text.split("\n\n")) if _heading_line(p)), "")
+
+
+def _continued(piece: str, crumb: str, heading: str) -> str:
+    """A passage that continues the joined text, without the heading path every passage of the section opens with and
+    without the subsection heading the chunker repeats at the start of a passage that goes on ("Factory reset of the
+    Hub" once, not before each of its passages)."""
+    first, sep, rest = piece.partition("\n\n")
+    if sep and crumb and first == crumb:
+        piece = rest
+        first, sep, rest = piece.partition("\n\n")
+    if sep and heading and first.strip() == heading:
+        piece = rest
+    return piece
+
+
 def join_passages(texts: Sequence[str], cited: int, max_chars: int = SECTION_MAX_CHARS) -> tuple[str, int, int, bool]:
-    """Join neighbouring passages into one text, dropping the overlap the chunker repeats between them; returns the
-    text, the start and end offsets of passage ``cited`` in it, and whether passages were left off to stay within
-    ``max_chars`` (passages nearest the cited one are kept first)."""
+    """Join neighbouring passages into one text, dropping what the chunker repeats between them (the heading path each
+    passage opens with, a subsection heading repeated where it goes on, the overlap); returns the text, the start and
+    end offsets of passage ``cited`` in it (its text after those repeats), and whether passages were left off to stay
+    within ``max_chars`` (passages nearest the cited one are kept first)."""
     lo, hi = cited, cited
     size = len(texts[cited])
     while True:
@@ -208,8 +243,9 @@ def join_passages(texts: Sequence[str], cited: int, max_chars: int = SECTION_MAX
             break
     out = ""
     start = end = 0
+    crumb = _breadcrumb(texts[lo])
     for i in range(lo, hi + 1):
-        piece = texts[i]
+        piece = texts[i] if i == lo else _continued(texts[i], crumb, _last_heading(out))
         if i == cited:
             # the cited passage stays whole: the previous text gives up the overlap instead
             k = _overlap(out, piece) if out else 0

@@ -209,6 +209,22 @@ def test_join_passages_keeps_the_cited_passage_whole_and_stays_within_the_limit(
     assert originals.join_passages(["only"], 0) == ("only", 0, 4, False)
 
 
+def test_join_passages_drops_the_heading_path_and_the_subsection_heading_the_chunker_repeats():
+    """Chunks as the chunker writes them: each opens with the section's heading path, and a subsection that goes on in
+    the next chunk is named there again before the overlap. The section reads once, the cited passage marked."""
+    crumb = "Guide > Restarting and resetting"
+    first = (f"{crumb}\n\nA restart keeps all settings.\n\nFactory reset of the Hub\n\n1. Keep the Hub plugged in.\n"
+             "2. The Hub restarts in about 2 minutes.")
+    second = (f"{crumb}\n\nFactory reset of the Hub\n\n2. The Hub restarts in about 2 minutes.\n\n"
+              "All accessories must be paired again.")
+    text, start, end, truncated = originals.join_passages([first, second], 1)
+    assert text == f"{first}\n\nAll accessories must be paired again."
+    assert text.count(crumb) == 1 and text.count("Factory reset of the Hub") == 1 and not truncated
+    assert text[start:end] == "2. The Hub restarts in about 2 minutes.\n\nAll accessories must be paired again."
+    whole, s0, e0, _ = originals.join_passages([first, second], 0)
+    assert whole == text and whole[s0:e0] == first
+
+
 @pytest.mark.parametrize(
     ("filename", "mime", "doc_type", "head", "expected"),
     [
