@@ -423,8 +423,11 @@ def assess(question: str, chunks: Sequence[RankedChunk], unit: Any | None, asked
     missing = missing_constraints(asked, text, same_doc)
     if not _HOWTO_LIKE(asked):
         missing += [t for t in missing_focus(asked, text) if t not in missing]
+    passages = [rc.chunk.text for rc in unit.chunks]
     if intent(asked) == "fact":
-        missing += [t for t in missing_negation(asked, [rc.chunk.text for rc in unit.chunks]) if t not in missing]
+        missing += [t for t in missing_negation(asked, passages) if t not in missing]
+    if not _HOWTO_LIKE(asked):
+        missing += [t for t in missing_opposite(asked, passages) if t not in missing]
     return Verdict(PARTIAL if missing else ANSWERED, tuple(missing), decision)
 
 
@@ -449,6 +452,16 @@ def missing_negation(question: str, passages: Sequence[str]) -> list[str]:
               if not question[m.end():].lstrip().lower().startswith("only")), None)
     if m is None:
         return []
+    best = _best_sentence(question, passages)
+    if not best or _TEXT_NEGATION.search(best):
+        return []
+    rest = re.findall(r"[\w-]+", question[m.end():])
+    after = next((w for w in rest if content_terms(w)), rest[0] if rest else "")
+    return [f"{m.group(0).lower()} {after}".strip()]
+
+
+def _best_sentence(question: str, passages: Sequence[str]) -> str:
+    """The sentence of ``passages`` that shares the largest share of ``question``'s content terms ("" if none)."""
     q_terms = set(content_terms(question))
     best, best_share = "", 0.0
     for text in passages:
@@ -456,11 +469,31 @@ def missing_negation(question: str, passages: Sequence[str]) -> list[str]:
             share = len(q_terms & set(content_terms(sentence))) / (len(q_terms) or 1)
             if share > best_share:
                 best, best_share = sentence, share
-    if not best or _TEXT_NEGATION.search(best):
+    return best
+
+
+#: Words a question can turn into their opposite to ask what a text does not say ("What is the *smallest* ...?" about
+#: a text that names the largest): each with its opposites.
+_OPPOSITES: dict[str, tuple[str, ...]] = {}
+for _pair in ("largest smallest", "biggest smallest", "highest lowest", "maximum minimum", "most least",
+              "first last", "earliest latest", "oldest youngest", "oldest newest", "longest shortest", "best worst",
+              "fastest slowest", "strongest weakest", "increase decrease", "increased decreased", "north south",
+              "east west", "won lost", "northern southern", "eastern western", "inner outer", "upper lower",
+              "top bottom"):
+    _a, _b = _pair.split()
+    _OPPOSITES[_a] = (*_OPPOSITES.get(_a, ()), _b)
+    _OPPOSITES[_b] = (*_OPPOSITES.get(_b, ()), _a)
+
+
+def missing_opposite(question: str, passages: Sequence[str]) -> list[str]:
+    """[word] when ``question`` asks with a word ("smallest") that the sentence of ``passages`` sharing most of its
+    content terms does not have while it has that word's opposite ("largest"): the text answers the opposite
+    question. [] otherwise."""
+    asked = [w for w in word_list(question) if w in _OPPOSITES]
+    if not asked:
         return []
-    rest = re.findall(r"[\w-]+", question[m.end():])
-    after = next((w for w in rest if content_terms(w)), rest[0] if rest else "")
-    return [f"{m.group(0).lower()} {after}".strip()]
+    have = set(word_list(_best_sentence(question, passages)))
+    return [w for w in asked if w not in have and any(o in have for o in _OPPOSITES[w])][:1]
 
 
 def missing_text(missing: Sequence[str]) -> str:

@@ -185,3 +185,17 @@ def test_a_negated_fact_question_is_partial_when_the_matching_sentence_states_th
                                           ["Only the Premium plan includes cloud video history."]) == []
     assert answerability.missing_negation("What did the Normans conquer?", plain) == []
     assert answerability.missing_negation("Was it not only the Normans who conquered England?", plain) == []
+
+
+def test_a_question_that_asks_for_the_opposite_of_what_the_text_says_is_partial() -> None:
+    """'What is the smallest city in Normandy?' against 'Rouen is the largest city in Normandy': the text answers the
+    opposite question (SQuAD v2 makes unanswerable questions so)."""
+    text = ["Normandy > Cities\n\nRouen is the largest city in Normandy."]
+    assert answerability.missing_opposite("What is the smallest city in Normandy?", text) == ["smallest"]
+    assert answerability.missing_opposite("Who was the last Norman duke?", ["Rollo was the first Norman duke."]) == [
+        "last"]
+    # the asked word is there, or its opposite is not: nothing missing
+    assert answerability.missing_opposite("What is the largest city in Normandy?", text) == []
+    assert answerability.missing_opposite("What is the smallest city in Normandy?",
+                                          ["The smallest city in Normandy is Y; the largest is Rouen."]) == []
+    assert answerability.missing_opposite("Who was the first Norman duke?", ["Rollo was a Norman duke."]) == []
