@@ -421,12 +421,13 @@ def assess(question: str, chunks: Sequence[RankedChunk], unit: Any | None, asked
     text = " ".join([unit.title, *unit.section_path, unit.text])
     same_doc = " ".join(f"{c.chunk.section} {c.chunk.text}" for c in chunks if c.chunk.document_id == unit.document_id)
     missing = missing_constraints(asked, text, same_doc)
-    if not _HOWTO_LIKE(asked):
+    howto = _HOWTO_LIKE(asked)
+    if not howto:
         missing += [t for t in missing_focus(asked, text) if t not in missing]
     passages = [rc.chunk.text for rc in unit.chunks]
     if intent(asked) == "fact":
         missing += [t for t in missing_negation(asked, passages) if t not in missing]
-    if not _HOWTO_LIKE(asked):
+    if not howto:
         missing += [t for t in missing_opposite(asked, passages) if t not in missing]
     return Verdict(PARTIAL if missing else ANSWERED, tuple(missing), decision)
 

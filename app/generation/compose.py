@@ -22,6 +22,7 @@ from app.generation.text import (
     _MARKUP,
     ABBREVIATION,
     content_terms,
+    is_heading_line,
     overlap,
     split_sentences,
     strip_breadcrumb,
@@ -107,7 +108,7 @@ def blocks(text: str, section: str | None = None) -> list[Block]:
                     j += 1
                 para = _MARKUP.sub("", " ".join(lines[i:j])).strip()
                 faq = para.endswith("?") and len(para.split()) <= 25  # an FAQ question heads its answer
-                heading = (_is_heading(para) and not units_note(para)) or faq  # "(In millions)" heads no section
+                heading = (is_heading_line(para) and not units_note(para)) or faq  # "(In millions)" heads no section
                 if len(lines[i:j]) == 1 and heading and len(body) > len(para) + 1:
                     out.append(Block("heading", [para]))
                 else:
@@ -122,10 +123,6 @@ def blocks(text: str, section: str | None = None) -> list[Block]:
 
 def _looks_like_para_start(line: str) -> bool:
     return bool(re.match(r"^[A-Z][a-z]+\s", line)) and line.rstrip().endswith((".", ":")) and len(line.split()) > 6
-
-
-def _is_heading(text: str) -> bool:
-    return len(text.split()) <= 10 and text[-1:] not in ".!?;,:" and not _BULLET.match(text)
 
 
 Scorer = Callable[[Sequence[str]], list[float]]

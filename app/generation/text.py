@@ -129,7 +129,34 @@ def table_sentences(lines: list[str]) -> list[str]:
     return out
 
 
+#: The most words a heading line of a passage has ("Factory reset of the Kestrel Hub"); longer lines are text.
+HEADING_MAX_WORDS = 10
+
+
+def is_heading_line(block: str, max_words: int = HEADING_MAX_WORDS) -> bool:
+    """One short line with no sentence end, no trailing colon and no list marker: a heading (or a heading path)."""
+    block = block.strip()
+    return bool(block) and "\n" not in block and len(block.split()) <= max_words and block[-1] not in ".!?;,:" \
+        and not _BULLET.match(block)
+
+
+def last_heading(text: str, max_words: int = HEADING_MAX_WORDS) -> str:
+    """The last paragraph of ``text`` that is a heading line (see :func:`is_heading_line`), or ""."""
+    return next((p.strip() for p in reversed(text.split("\n\n")) if is_heading_line(p, max_words)), "")
+
+
+def overlap_length(prev: str, cur: str, min_chars: int = 12) -> int:
+    """Length of the longest start of ``cur`` that ``prev`` ends with (the overlap the chunker repeats between two
+    passages); 0 when shorter than ``min_chars``."""
+    for k in range(min(len(prev), len(cur)), min_chars - 1, -1):
+        if prev.endswith(cur[:k]):
+            return k
+    return 0
+
+
 def _is_heading(block: str) -> bool:
+    """A heading paragraph of :func:`answer_units_in_context`: as :func:`is_heading_line` but no ":" anywhere (a
+    "Label: value" line is a candidate)."""
     return (
         "\n" not in block and len(block.split()) <= 10 and ":" not in block and block[-1:] not in ".!?;,"
         and not _BULLET.match(block)

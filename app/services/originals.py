@@ -21,6 +21,7 @@ from urllib.parse import quote
 from pydantic import BaseModel, Field
 from sqlalchemy import select
 
+from app.generation.text import is_heading_line, last_heading, overlap_length
 from core.db import repositories as repo
 from core.db.models import Chunk
 from core.db.session import Database
@@ -184,33 +185,15 @@ def _contiguous_section(rows: list[Chunk], order: int, path: list[str]) -> tuple
     return [r.text for r in rows[lo: hi + 1]], at - lo, cut
 
 
-def _overlap(left: str, right: str) -> int:
-    """Length of the longest end of ``left`` that ``right`` starts with (at least ``_MIN_OVERLAP``), else 0."""
-    for k in range(min(len(left), len(right)), _MIN_OVERLAP - 1, -1):
-        if left.endswith(right[:k]):
-            return k
-    return 0
-
-
-_LIST_ITEM = re.compile(r"^(?:[-*+•]|\d{1,3}[.)])\s")
-
-
-def _heading_line(par: str) -> bool:
-    """A paragraph that is one short line with no sentence end and no list marker: a breadcrumb or a heading."""
-    par = par.strip()
-    return bool(par) and "\n" not in par and len(par.split()) <= 16 and par[-1] not in ".!?;,:" and \
-        not _LIST_ITEM.match(par)
+#: A heading path or heading line of the section view has at most this many words (breadcrumbs are longer than the
+#: headings the answer composer reads).
+_HEADING_WORDS = 16
 
 
 def _breadcrumb(text: str) -> str:
     """The chunker's heading path that opens ``text`` ("Guide > Reset"), or ""."""
     first, sep, _ = text.partition("\n\n")
-    return first if sep and _heading_line(first) else ""
-
-
-def _last_heading(text: str) -> str:
-    """The last paragraph of ``text`` that is a heading line, or ""."""
-    return next((p.strip() for p in reversed(text.split("\n\n")) if _heading_line(p)), "")
+    return first if sep and is_heading_line(first, _HEADING_WORDS) else ""
 
 
 def _continued(piece: str, crumb: str, heading: str) -> str:
@@ -245,16 +228,16 @@ def join_passages(texts: Sequence[str], cited: int, max_chars: int = SECTION_MAX
     start = end = 0
     crumb = _breadcrumb(texts[lo])
     for i in range(lo, hi + 1):
-        piece = texts[i] if i == lo else _continued(texts[i], crumb, _last_heading(out))
+        piece = texts[i] if i == lo else _continued(texts[i], crumb, last_heading(out, _HEADING_WORDS))
         if i == cited:
             # the cited passage stays whole: the previous text gives up the overlap instead
-            k = _overlap(out, piece) if out else 0
+            k = overlap_length(out, piece, _MIN_OVERLAP) if out else 0
             out = out[: len(out) - k]
             out = out + ("\n\n" if out and k == 0 else "")
             start = len(out)
             out += piece
             end = len(out)
             continue
-        k = _overlap(out, piece) if out else 0
+        k = overlap_length(out, piece, _MIN_OVERLAP) if out else 0
         out += ("\n\n" if out and k == 0 else "") + piece[k:]
     return out, start, end, lo > 0 or hi < len(texts) - 1

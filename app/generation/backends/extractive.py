@@ -22,7 +22,7 @@ from collections.abc import AsyncGenerator, Sequence
 import numpy as np
 
 from app.generation.answerability import constraint_terms
-from app.generation.compose import Passage, _is_heading, also_from, cite, compose, named_row
+from app.generation.compose import Passage, also_from, cite, compose, named_row
 from app.generation.prompt import REFUSAL_TEXT, parse_prompt, passage_tags
 from app.generation.text import (
     answer_units_in_context,
@@ -30,6 +30,9 @@ from app.generation.text import (
     estimate_tokens,
     expected_answer,
     has_term,
+    is_heading_line,
+    last_heading,
+    overlap_length,
     split_context,
     strip_breadcrumb,
 )
@@ -253,27 +256,12 @@ def dedupe_overlaps(texts: Sequence[str], sections: Sequence[str]) -> list[str]:
         body = strip_breadcrumb(text, section or None)
         head = text[: len(text) - len(body)] if body and text.endswith(body) else ""
         first, _, rest = body.partition("\n\n")
-        if rest and _is_heading(first.strip()) and first.strip() == _last_heading(prev_body):
+        if rest and is_heading_line(first) and first.strip() == last_heading(prev_body):
             # the chunker names a subsection that goes on at the start of the next chunk: the same subsection
-            rest = rest[_overlap(prev_body, rest):].lstrip()
+            rest = rest[overlap_length(prev_body, rest):].lstrip()
             out.append(head + rest)
         else:
-            cut = _overlap(prev_body, body)
+            cut = overlap_length(prev_body, body)
             out.append(head + body[cut:].lstrip() if cut else text)
         prev_body = body
     return out
-
-
-def _last_heading(body: str) -> str:
-    """The last paragraph of ``body`` that is a heading line, or ""."""
-    return next((p.strip() for p in reversed(body.split("\n\n")) if "\n" not in p.strip() and _is_heading(p.strip())),
-                "")
-
-
-def _overlap(prev: str, cur: str, min_chars: int = 12) -> int:
-    """Length of the longest prefix of ``cur`` that ``prev`` ends with (0 when shorter than ``min_chars``)."""
-    for k in range(min(len(prev), len(cur)), min_chars - 1, -1):
-        if prev.endswith(cur[:k]):
-            return k
-    return 0
-
