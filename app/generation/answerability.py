@@ -127,10 +127,25 @@ _OPENERS = {"hello", "hi", "hey", "greetings", "thanks", "thank", "please", "dea
 _NOT_NAME_START = _LEADING | _OPENERS
 
 
+def title_cased(question: str) -> bool:
+    """A question written like a heading, its words capitalised ("How to Exchange a New York State Driver's License for
+    a Non-Driver Identification Card", or all in capitals): at least five words of four or more letters after the first,
+    at least 90% of them capitalised (a question about a name capitalises the name, not its verbs: "Can you explain the
+    Veterans Educational Assistance Program?"). Its capitals mark no names. Users copy page titles into the chat (the
+    doc2dial DMV questions); read as names, the title's words vetoed an answer from the page of that title ("NY State
+    driver license for a non-driver ID card" has no "Identification")."""
+    words = re.findall(r"[A-Za-z][\w'’-]*", question)[1:]
+    long = [w for w in words if len(w) >= 4]
+    return len(long) >= 5 and sum(w[0].isupper() for w in long) >= 0.9 * len(long)
+
+
 def _names(question: str) -> Iterator[list[str]]:
-    """The words of each capitalised multi-word run in ``question``: the pronoun I splits a run (a name never holds
-    it), and leading question words, greetings and fillers are dropped. A run's words are letters, digits and hyphens
-    only: "Driver's" ends a run at "Driver", and "I'm" gives the word "I"."""
+    """The words of each capitalised multi-word run in ``question`` (none in a :func:`title_cased` question): the
+    pronoun I splits a run (a name never holds it), and leading question words, greetings and fillers are dropped. A
+    run's words are letters, digits and hyphens only: "Driver's" ends a run at "Driver", and "I'm" gives the word
+    "I"."""
+    if title_cased(question):
+        return
     for match in _NAME.finditer(question):
         runs: list[list[str]] = [[]]
         for word in match.group(0).split():
@@ -256,12 +271,14 @@ class Verdict:
 
 def constraint_terms(question: str, *, names: bool = True) -> list[str]:
     """What a question pins its answer to: codes (E31, KC-200), versions (4.2.1), years, and (with ``names``) models
-    named by a number ("Cam 3") and capitalised names that are not the first word of a sentence. Lower-cased, in
-    order, unique. Quantities of three or more digits count; small counts ("I have 3 cameras", "16 degrees") describe
-    the asker's situation more often than they constrain the answer, so they are not constraints."""
+    named by a number ("Cam 3") and capitalised names that are not the first word of a sentence (none in a
+    :func:`title_cased` question). Lower-cased, in order, unique. Quantities of three or more digits count; small counts
+    ("I have 3 cameras", "16 degrees") describe the asker's situation more often than they constrain the answer, so they
+    are not constraints."""
     found: list[str] = []
     strict = (_CODE, _VERSION, _YEAR, _LARGE)
-    for pattern in (*strict, _MODEL, _CAPITALISED) if names else strict:
+    named = (_MODEL,) if title_cased(question) else (_MODEL, _CAPITALISED)
+    for pattern in (*strict, *named) if names else strict:
         for m in pattern.finditer(question):
             term = m.group(0).strip().lower().removesuffix("'s")
             if term and term not in _LEADING and term not in STOPWORDS and term not in found:

@@ -126,6 +126,23 @@ def test_greetings_the_pronoun_i_and_possessives_are_not_names() -> None:
         "jersey", "motor", "vehicle"]
 
 
+def test_a_question_written_like_a_heading_has_no_names_in_its_capitals() -> None:
+    chunks = [_chunk("Exchange a NY State driver license for a non-driver ID card. You can exchange a New York State "
+                     "driver license for a non-driver ID card.", title="Exchange a NY State driver license")]
+    title = "How to Exchange a New York State Driver's License for a Non-Driver Identification Card"
+    assert answerability.title_cased(title)
+    assert answerability.missing_name_words(title, chunks) == []
+    assert "identification" not in answerability.constraint_terms(title)
+    # the same words asked as a sentence: "Non-Driver Identification Card" is a name the evidence does not have
+    asked = "Can I exchange my license for a Non-Driver Identification Card?"
+    assert not answerability.title_cased(asked)
+    assert answerability.missing_name_words(asked, chunks) == ["identification"]
+    # a question about a name capitalises the name, not the rest: still read for names
+    for question in ("Can you explain the Veterans Educational Assistance Program?",
+                     "What is the warranty of the Kestrel Video Doorbell?"):
+        assert not answerability.title_cased(question), question
+
+
 def test_a_product_whose_words_occur_apart_in_the_evidence_is_refused() -> None:
     chunks = [_chunk("Kestrel Cam 2 is for indoor use only, not outdoor use. The smart thermostat has a lock screen.")]
     for question, tail in (
