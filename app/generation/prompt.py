@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from html import escape, unescape
 from typing import Any, NamedTuple
 
-from app.generation.text import split_sentences
+from app.generation.text import split_sentences, strip_markers
 from core.types import RankedChunk
 
 PROMPT_TEMPLATE_VERSION = "kbqa-answer-v2"
@@ -42,19 +42,9 @@ _QUESTION = re.compile(r"<question>\n(.*?)\n</question>", re.DOTALL)
 Counter = Callable[[str], int]
 
 
-#: "[2]", "[1, 3]", "[1][2]" written in a document: never a citation (only the composer or the model cites)
-_FORGED_MARKER = re.compile(r"\s?\[\s*\d+(?:\s*,\s*\d+)*\s*\]")
-
-
 def neutralise(text: str) -> str:
     """Make retrieved text unable to open or close our delimiters (``</passage>`` becomes ``‹/passage>``)."""
     return _TAG.sub(lambda m: "‹" + m.group(1) + m.group(2), text)
-
-
-def strip_markers(text: str) -> str:
-    """Remove citation-like markers that come from document text: a document containing "... [2] [1]" must not make
-    an answer that quotes it cite other passages."""
-    return _FORGED_MARKER.sub("", text)
 
 
 #: the ``part`` attribute of a passage (see the module docstring)
@@ -65,9 +55,9 @@ _ATTR = re.compile(r'(\w+)="([^"]*)"')
 
 def render_passage(n: int, rc: RankedChunk, text: str, part: str | None = None) -> str:
     c = rc.chunk
-    attrs = f'id="{n}" title="{escape(neutralise(c.title))}"'
+    attrs = f'id="{n}" title="{escape(neutralise(strip_markers(c.title)))}"'
     if c.section_path:
-        attrs += f' section="{escape(neutralise(c.section))}"'
+        attrs += f' section="{escape(neutralise(strip_markers(c.section)))}"'
     if c.page_start is not None:
         attrs += f' pages="{c.page_start}-{c.page_end if c.page_end is not None else c.page_start}"'
     if part in PARTS:

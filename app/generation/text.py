@@ -79,6 +79,17 @@ _BULLET = re.compile(r"^(?:[-*+•]|\d{1,3}[.)])\s+")
 _MARKUP = re.compile(r"\*\*|__|`")
 
 
+#: "[2]", "[1, 3]", "[1][2]" written in a document: never a citation (only the composer or the model cites)
+_FORGED_MARKER = re.compile(r"\s?\[\s*\d+(?:\s*,\s*\d+)*\s*\]")
+
+
+def strip_markers(text: str) -> str:
+    """Remove citation-like markers that come from document text (its passages, titles and headings): a document
+    containing "... [2] [1]", or a page titled "Register a moped[1]", must not make an answer that quotes it cite
+    other passages."""
+    return _FORGED_MARKER.sub("", text)
+
+
 def strip_breadcrumb(text: str, section: str | None = None) -> str:
     """Drop the chunker's heading-path first line: one equal to ``section`` or, when the section is unknown, a
     short first line with a ``" > "`` separator and no sentence end."""

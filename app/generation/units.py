@@ -43,6 +43,7 @@ from app.generation.text import (
     has_term,
     split_sentences,
     strip_breadcrumb,
+    strip_markers,
     table_cells,
 )
 from core.types import RankedChunk
@@ -114,7 +115,9 @@ class AnswerUnit:
 
 def unit_label(title: str, section: str) -> str:
     """"Troubleshooting Guide › A device shows as offline" from a title and a " > " section path (a first path part
-    equal to the title is not repeated; the title alone when there is no section)."""
+    equal to the title is not repeated; the title alone when there is no section). Citation-like markers of the
+    document's headings ("Register a moped[1]") are dropped: the label is quoted in answers."""
+    title, section = strip_markers(title), strip_markers(section)
     path = [p.strip() for p in section.split(" > ") if p.strip()] if section else []
     if path and path[0].lower() == title.strip().lower():
         path = path[1:]

@@ -171,6 +171,20 @@ async def test_markers_written_in_a_document_never_cite_other_passages() -> None
     assert "[2]" not in out and "[3]" not in out and "Hold the button for 15 seconds [1]." in out
 
 
+@pytest.mark.asyncio
+async def test_markers_in_a_documents_titles_and_headings_cite_nothing_and_keep_the_heading_path_off() -> None:
+    # exported web pages keep their footnote marks in titles and headings ("Register a moped[1]")
+    moped = rc("c1", "Register a moped[1] > What to bring\n\nBring the bill of sale [2] and proof of insurance to a "
+               "DMV office.", ("Register a moped[1]", "What to bring"), title="Register a moped[1]")
+    prompt = build_prompt("What do I bring to register a moped?", [moped], count_tokens=len,
+                          context_window=100_000, max_new_tokens=100)
+    assert "[1]" not in prompt.messages[-1]["content"] and "[2]" not in prompt.messages[-1]["content"]
+    out = await complete(ExtractiveBackend(), prompt.messages, max_tokens=200)
+    assert out.startswith("From *Register a moped › What to bring*:")
+    assert "Register a moped >" not in out  # the heading path is not quoted as a sentence
+    assert rank_units("What do I bring?", [moped])[0].label == "Register a moped › What to bring"
+
+
 def test_three_outcomes_from_the_evidence() -> None:
     hub = rc("c1", "Hub > Backup battery\n\nThe built-in battery keeps the Hub running for about 4 hours.",
              ("Hub", "Backup battery"), title="Hub manual")
