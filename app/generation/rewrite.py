@@ -41,9 +41,12 @@ def bounded_history(
 
 
 def looks_like_follow_up(question: str) -> bool:
+    """A question that leans on the conversation: a pronoun or other back-reference ("it", "that", "then"), a lead
+    ("and ...", "what about ..."), or fewer than three content words ("when is the fix coming?", "what do I need to
+    bring?": too little to stand alone)."""
     ws = words(question)
     q = question.strip().lower()
-    return bool(ws) and (any(w in _FOLLOW_UP for w in ws) or q.startswith(_LEADS) or len(content_terms(question)) < 2)
+    return bool(ws) and (any(w in _FOLLOW_UP for w in ws) or q.startswith(_LEADS) or len(content_terms(question)) < 3)
 
 
 def heuristic_rewrite(question: str, history: Sequence[dict[str, str]]) -> str:

@@ -72,6 +72,9 @@ def test_heuristic_rewrite() -> None:
     assert not looks_like_follow_up("Who founded the Kestrel company in Oslo?")
     assert looks_like_follow_up("do I have to pair all my sensors again afterwards?")
     assert looks_like_follow_up("I pay through the App Store though")
+    # two content words say too little to stand alone: "the fix" is the one the conversation is about
+    assert looks_like_follow_up("when is the fix coming?")
+    assert not looks_like_follow_up("when is the Hub firmware fix coming?")
     out = heuristic_rewrite("When did it end?", HISTORY)
     assert out.startswith("When did it end?") and "oil" in out and "crisis" in out
     assert heuristic_rewrite("Who founded the Kestrel company in Oslo?", HISTORY) == (
