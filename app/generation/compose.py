@@ -56,6 +56,9 @@ def intent(question: str) -> Intent:
     should I do" and everything that is not a question -- a symptom, a situation ("thermostat shows offline but the
     screen is on") -- wants the section's steps."""
     q = question.strip()
+    own, context = _follow_up_parts(q)
+    if context and asks_nothing_of_its_own(own):  # "and to the UK? (How much is shipping Canada)": asks as before
+        q = context
     if _HOWTO_START.search(q):
         return "howto"
     if _EXPLAIN_START.search(q):
@@ -63,6 +66,28 @@ def intent(question: str) -> Intent:
     if _FACT_START.search(q):
         return "fact"
     return "howto"
+
+
+#: An elliptical follow-up: a lead ("and to the UK?", "what about a temp address", "how about for business
+#: customers?") and no question word after it.
+_ELLIPTICAL_LEAD = re.compile(r"^\s*(?:and|also|what\s+about|how\s+about)\b", re.IGNORECASE)
+_QUESTION_WORD = re.compile(r"\b(?:what|which|when|where|who|whom|whose|why|how|is|are|was|were|am|do|does|did|can|"
+                            r"could|should|would|will|shall|may|might|must|has|have|had)\b", re.IGNORECASE)
+_CONTEXT = re.compile(r"^(?P<own>.*\S)\s+\((?P<context>[^()]+)\)$", re.DOTALL)
+
+
+def _follow_up_parts(query: str) -> tuple[str, str]:
+    """(the question, the previous question's words) of a heuristic follow-up rewrite ("and to the UK? (How much is
+    shipping Canada)"); (query, "") for any other query."""
+    m = _CONTEXT.match(query)
+    return (m.group("own"), m.group("context")) if m else (query, "")
+
+
+def asks_nothing_of_its_own(question: str) -> bool:
+    """An elliptical follow-up ("and to the UK?", "what about a temp address"): a lead and no question word after
+    it, so it asks what the previous question asked ("How much is shipping to Canada?")."""
+    m = _ELLIPTICAL_LEAD.match(question)
+    return m is not None and not _QUESTION_WORD.search(question[m.end():])
 
 
 @dataclass(slots=True)

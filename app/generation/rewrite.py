@@ -6,10 +6,12 @@ adds the key terms of the previous user question to a question that looks like a
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Sequence
 
 from app.generation.backends.base import LLMBackend, complete
+from app.generation.compose import asks_nothing_of_its_own
 from app.generation.text import content_terms, words
 from core.errors import AppError
 
@@ -56,7 +58,13 @@ def heuristic_rewrite(question: str, history: Sequence[dict[str, str]]) -> str:
     if not prev:
         return question
     have = set(content_terms(question))
-    extra = [w for w in re.findall(r"[A-Za-z0-9][\w'-]*", prev) if content_terms(w) and content_terms(w)[0] not in have]
+    prev_words = re.findall(r"[A-Za-z0-9][\w'-]*", prev)
+    extra = [w for w in prev_words if content_terms(w) and content_terms(w)[0] not in have]
+    if asks_nothing_of_its_own(question):
+        # "and to the UK?" after "How much is shipping to Canada?" asks how much: the previous question's opening
+        # words ("How much is") come along, so the query says what kind of answer it wants
+        lead = list(itertools.takewhile(lambda w: not content_terms(w), prev_words))
+        extra = [*lead, *extra]
     seen: list[str] = []
     for w in extra:
         if w.lower() not in (s.lower() for s in seen):

@@ -7,7 +7,9 @@ import pytest
 
 from app.generation import answerability
 from app.generation.backends.base import complete
+from app.generation.compose import intent
 from app.generation.rewrite import bounded_history, heuristic_rewrite, looks_like_follow_up, rewrite_query
+from app.generation.text import expected_answer
 from core.types import ChunkRecord, RankedChunk
 from evaluation.calibrate import best_threshold, fit_logistic, refusal_metrics
 from tests.fakes import FakeRewriter
@@ -80,6 +82,14 @@ def test_heuristic_rewrite() -> None:
     assert heuristic_rewrite("Who founded the Kestrel company in Oslo?", HISTORY) == (
         "Who founded the Kestrel company in Oslo?"
     )
+    # an elliptical follow-up asks what the previous question asked: its opening words come along
+    shipping = [{"role": "user", "content": "How much is shipping to Canada?"}]
+    out = heuristic_rewrite("and to the UK?", shipping)
+    assert out == "and to the UK? (How much is shipping Canada)"
+    assert intent(out) == "fact" and expected_answer(out) is not None
+    assert intent("and to the UK?") == "howto"  # alone it asks nothing: the default
+    # a follow-up with a question word of its own keeps only the previous question's content words
+    assert heuristic_rewrite("and how long does it take?", shipping) == "and how long does it take? (shipping Canada)"
 
 
 def test_bounded_history_keeps_newest() -> None:
