@@ -24,6 +24,7 @@ from app.generation.text import (
     content_terms,
     is_heading_line,
     overlap,
+    split_context,
     split_sentences,
     strip_breadcrumb,
     table_sentences,
@@ -56,7 +57,7 @@ def intent(question: str) -> Intent:
     should I do" and everything that is not a question -- a symptom, a situation ("thermostat shows offline but the
     screen is on") -- wants the section's steps."""
     q = question.strip()
-    own, context = _follow_up_parts(q)
+    own, context = split_context(q)
     if context and asks_nothing_of_its_own(own):  # "and to the UK? (How much is shipping Canada)": asks as before
         q = context
     if _HOWTO_START.search(q):
@@ -73,14 +74,6 @@ def intent(question: str) -> Intent:
 _ELLIPTICAL_LEAD = re.compile(r"^\s*(?:and|also|what\s+about|how\s+about)\b", re.IGNORECASE)
 _QUESTION_WORD = re.compile(r"\b(?:what|which|when|where|who|whom|whose|why|how|is|are|was|were|am|do|does|did|can|"
                             r"could|should|would|will|shall|may|might|must|has|have|had)\b", re.IGNORECASE)
-_CONTEXT = re.compile(r"^(?P<own>.*\S)\s+\((?P<context>[^()]+)\)$", re.DOTALL)
-
-
-def _follow_up_parts(query: str) -> tuple[str, str]:
-    """(the question, the previous question's words) of a heuristic follow-up rewrite ("and to the UK? (How much is
-    shipping Canada)"); (query, "") for any other query."""
-    m = _CONTEXT.match(query)
-    return (m.group("own"), m.group("context")) if m else (query, "")
 
 
 def asks_nothing_of_its_own(question: str) -> bool:
