@@ -185,7 +185,7 @@ class SentenceTransformerEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         with self._query_lock.hold(urgent=True):
-            return self._encode([text], self._query_model)[0]
+            return np.asarray(self._encode([text], self._query_model)[0])
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         """Query-time texts (e.g. a reranker's sentences) in one urgent lock hold, batched, as documents are."""
@@ -257,7 +257,7 @@ class FlagEmbedder:
     def embed_query(self, text: str) -> np.ndarray:
         with self._query_lock.hold(urgent=True):
             out = self._query_model.encode_queries([text], batch_size=1)
-        return _normalise(out, self.dim)[0]
+        return np.asarray(_normalise(out, self.dim)[0])
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         """Query-time passages (e.g. a reranker's sentences) in one urgent lock hold, encoded as documents."""

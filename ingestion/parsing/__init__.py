@@ -27,7 +27,7 @@ def parse_file(
 ) -> ParsedDocument:
     """Parse ``path`` in a child process. ``filename`` (the uploaded name) only breaks ties in type detection;
     ``timeout_s`` counts from the parser's last progress (page); ``on_progress(done, total)`` sees each page."""
-    return run_isolated(
+    parsed: ParsedDocument = run_isolated(
         DEFAULT_TARGET,
         Path(path),
         filename=filename,
@@ -36,3 +36,4 @@ def parse_file(
         options=options,
         on_progress=on_progress,
     )
+    return parsed

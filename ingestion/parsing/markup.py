@@ -77,7 +77,7 @@ class _HtmlWalker:
         self.builder.add("text", text)
 
     def walk(self, node: Any) -> None:
-        from bs4 import Comment, NavigableString, Tag
+        from bs4.element import Comment, NavigableString, Tag
 
         for child in node.children:
             if isinstance(child, Comment):
