@@ -22,6 +22,7 @@ from app.generation.events import Citations, Degraded, Done, Error, Event, Meta,
 from app.generation.prompt import PROMPT_TEMPLATE_VERSION, REFUSAL_TEXT, Prompt, build_prompt, source_dict
 from app.generation.resilience import CircuitBreaker, guarded_stream
 from app.generation.rewrite import asked_words, rewrite_query
+from app.generation.text import spell_out_initialisms
 from app.generation.units import (
     AnswerUnit,
     Context,
@@ -223,8 +224,10 @@ class AnswerPipeline:
         chunks = list(result.chunks)
         if chunks:
             chunks += await self._context_chunks(query, flt, context, {rc.chunk.id for rc in chunks})
+        asked = asked_words(query, question)
+        query = spell_out_initialisms(query, [rc.chunk.text for rc in chunks])  # "UK" -> "UK [United Kingdom]"
         units = rank_units(query, chunks, embedder=self.embedder, context=context)
-        verdict = answerability.assess(query, chunks, units[0] if units else None, asked_words(query, question))
+        verdict = answerability.assess(query, chunks, units[0] if units else None, asked)
         st.outcome, st.missing = verdict.outcome, list(verdict.missing)
         return Assessment(query, chunks, units, verdict, tuple(result.degraded))
 

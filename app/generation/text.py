@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 
 from retrieval.keyword.tantivy_index import english_analyzer
@@ -282,3 +283,45 @@ def expected_answer(question: str) -> re.Pattern[str] | None:
     date ("when will it ship?", "what year..."), a duration ("how long..."), a frequency ("how often..."), a number
     or amount ("how much / many / far..."); None for other questions."""
     return next((answer for asked, answer in _EXPECTED if asked.search(question)), None)
+
+
+# --- Initialisms ---------------------------------------------------------------------------------------------------
+#: An initialism as users write it: two to five capitals ("UK", "NY", "DMV"); "I" and "A" are words.
+_INITIALISM = re.compile(r"(?<![\w-])[A-Z]{2,5}(?![\w-])")
+#: Small words a spelled-out name may have between its capitalised words ("Department of Motor Vehicles").
+_NAME_JOINER = r"(?:(?:of|and|for|the|on|&)\s+)*"
+
+
+def spelled_out(initialism: str, texts: Sequence[str]) -> tuple[str, int] | None:
+    """The capitalised words of ``texts`` whose initials spell ``initialism`` ("United Kingdom" for UK, "Department of
+    Motor Vehicles" for DMV), the most frequent when several do, and how often they occur; ``None`` when none does."""
+    letters = [rf"{c}[a-z]+" for c in initialism]
+    pattern = re.compile(r"\b" + (r"\s+" + _NAME_JOINER).join(letters) + r"\b")
+    found: dict[str, int] = {}
+    for text in texts:
+        for m in pattern.finditer(text):
+            name = " ".join(m.group(0).split())
+            found[name] = found.get(name, 0) + 1
+    if not found:
+        return None
+    name = max(found, key=lambda n: found[n])
+    return name, found[name]
+
+
+def spell_out_initialisms(question: str, texts: Sequence[str]) -> str:
+    """``question`` with each initialism that ``texts`` (the passages found for it) spell out at least as often as
+    they write it followed by the spelled-out name: "and to the UK?" over a table of "United Kingdom Standard" rows
+    reads "and to the UK [United Kingdom]?", so the row on the United Kingdom matches the question's words (brackets,
+    not parentheses: those mark a follow-up's context words, see :func:`split_context`). An initialism the passages
+    mostly write as such ("VA" on va.gov, which says "Department of Veterans Affairs" now and then) is their word for
+    it and is left as it is."""
+    def expand(m: re.Match[str]) -> str:
+        acronym = m.group(0)
+        found = spelled_out(acronym, texts)
+        if found is None:
+            return acronym
+        name, count = found
+        written = sum(len(re.findall(rf"(?<![\w-]){acronym}(?![\w-])", t)) for t in texts)
+        return f"{acronym} [{name}]" if count >= written else acronym
+
+    return _INITIALISM.sub(expand, question)

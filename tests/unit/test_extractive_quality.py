@@ -7,7 +7,14 @@ import pytest
 
 from app.generation.backends import ExtractiveBackend, complete
 from app.generation.prompt import build_prompt
-from app.generation.text import answer_units, strip_breadcrumb, table_sentences
+from app.generation.text import (
+    answer_units,
+    spell_out_initialisms,
+    spelled_out,
+    split_context,
+    strip_breadcrumb,
+    table_sentences,
+)
 from core.types import ChunkRecord, RankedChunk
 
 pytestmark = pytest.mark.unit
@@ -105,3 +112,31 @@ async def test_faq_answer_is_scored_with_its_question() -> None:
     # the FAQ question line heads its answer and is never the answer itself
     head = "From *Doc 1 › FAQ › Cameras › Can I use Kestrel Cam 2 outdoors?*:"
     assert out == f"{head}\nNo. It is made for indoor use only [1]."
+
+
+SHIPPING = ("Shipping Policy > Shipping options and costs\n\n| Option | Cost |\n|---|---|\n"
+            "| Canada Standard | 9.95 Canadian dollars, free over 79 Canadian dollars |\n"
+            "| United Kingdom Standard | 6.95 pounds, free over 59 pounds |")
+
+
+def test_an_initialism_the_passages_spell_out_is_read_as_the_spelled_out_name() -> None:
+    texts = [SHIPPING, "Marks: UKCA, FCC. We ship to the United Kingdom."]
+    assert spelled_out("UK", texts) == ("United Kingdom", 2)
+    assert spelled_out("DMV", ["Visit a Department of Motor Vehicles office."]) == ("Department of Motor Vehicles", 1)
+    assert spelled_out("EU", texts) is None
+    follow_up = "and to the UK? (How much is shipping Canada)"
+    assert spell_out_initialisms(follow_up, texts) == "and to the UK [United Kingdom]? (How much is shipping Canada)"
+    # the brackets leave the follow-up's context words where they were
+    assert split_context(spell_out_initialisms(follow_up, texts))[1] == "How much is shipping Canada"
+    # passages that mostly write the initialism use it as their word: left as it is
+    va = ["Contact your VA regional office.", "VA health care covers it.", "The Department of Veterans Affairs (VA)."]
+    assert spell_out_initialisms("Can the VA help?", va) == "Can the VA help?"
+    assert spell_out_initialisms("Can the VA help?", va[2:]) == "Can the VA [Veterans Affairs] help?"
+    assert spell_out_initialisms("is it OK to ship?", texts) == "is it OK to ship?"  # nothing spells it out
+
+
+async def test_the_row_on_the_spelled_out_name_answers_the_initialism() -> None:
+    part = chunk(1, SHIPPING, ("Shipping Policy", "Shipping options and costs"))
+    question = spell_out_initialisms("How much is shipping to the UK?", [part.chunk.text])
+    out = await complete(ExtractiveBackend(max_sentences=1), messages(question, part), max_tokens=80)
+    assert "6.95 pounds" in out and "Canada" not in out

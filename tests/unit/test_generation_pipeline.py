@@ -195,3 +195,18 @@ async def test_cancellation_closes_llm_stream() -> None:
             break
     await gen.aclose()
     assert llm.closed == 1
+
+
+@pytest.mark.asyncio
+async def test_an_initialism_is_answered_from_the_passage_that_spells_it_out() -> None:
+    costs = RankedChunk(
+        chunk=ChunkRecord(id="s1", tenant_id="t", document_id="ship", document_version=1, title="Shipping Policy",
+                          text="| Option | Cost |\n|---|---|\n| Canada Standard | 9.95 Canadian dollars |\n"
+                               "| United Kingdom Standard | 6.95 pounds |",
+                          section_path=("Shipping options and costs",)),
+        score=0.03, scores={"keyword": 9.0, "vector": 0.7}, ranks={"keyword": 1, "vector": 1},
+    )
+    events = await collect(pipeline(FakeRetriever([costs]), ExtractiveBackend()),  # type: ignore[arg-type]
+                           "How much is shipping to the UK?")
+    done = events[-1]
+    assert done.outcome == "answered" and "6.95 pounds" in done.answer and "Canada" not in done.answer
