@@ -26,9 +26,16 @@ def words(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(text)]
 
 
+#: A degree sign ("16 °C", "20°F", "90°") is the word "degrees": "drops to 16 degrees" matches "16 °C for heating".
+_DEGREE = re.compile(r"\s?[°º]\s?(?:[CF](?![A-Za-z]))?")
+
+
 def content_terms(text: str) -> list[str]:
     """Lower-cased words minus stop words, stemmed with the Snowball English stemmer that the keyword index uses
-    ("updating" ~ "update", "returned" ~ "return", "charges" ~ "charged"): terms to match, not to show."""
+    ("updating" ~ "update", "returned" ~ "return", "charges" ~ "charged"): terms to match, not to show. A degree sign
+    reads as "degrees"."""
+    if "°" in text or "º" in text:
+        text = _DEGREE.sub(" degrees ", text)
     out = []
     for w in words(text):
         w = _POSSESSIVE.sub("", w)  # "the Hub's radios" is about the hub
@@ -264,9 +271,27 @@ _DATE = (rf"\b{_MONTHS}\.?\s+\d{{1,2}}\b|\b\d{{1,2}}\s+{_MONTHS}\b|\b(?:early|mi
          r"weekly|monthly|yearly|annually|noon|midnight)\b")
 _FREQUENCY = (r"\bevery\b|\b(?:daily|weekly|monthly|yearly|annually|hourly|once|twice|times)\b"
               r"|\b(?:per|a|each)\s+(?:second|minute|hour|day|night|week|month|year)\b")
+#: A measure asked for ("how big", "how heavy", "how far", "how fast", "how cold") is answered by a figure in its
+#: units: "How big is the hub?" by "110 x 110 x 32 mm", not by "up to 3 Hubs". The units of length, weight, distance,
+#: speed and temperature as product pages and help pages write them ("how high" and "how long" stay general: a
+#: temperature setting, a warranty).
+_FIGURE = r"\d+(?:[.,]\d+)?\s?"
+_MEASURES: list[tuple[str, str]] = [
+    ("big|large|small|tall|wide|deep|thick",  # of a thing, or of storage ("how big a card")
+     rf"\b{_FIGURE}(?:mm|cm|m|inch(?:es)?|ft|feet|foot|millimet(?:er|re)s?|centimet(?:er|re)s?|met(?:er|re)s?|"
+     r"[kmgt]b|[kmgt]ib|bytes?)\b|\d\s?[x×]\s?\d|\d\s?(?:\"|″)|\b(?:dimensions?|size)\b"),
+    (r"heavy|much\s+does\s+\w+(?:\s+\w+)?\s+weigh",
+     rf"\b{_FIGURE}(?:g|kg|mg|lbs?|oz|grams?|kilograms?|pounds|ounces|tons?|tonnes?)\b|\bweigh"),
+    ("far", rf"\b{_FIGURE}(?:m|km|mi|ft|feet|yards?|miles?|met(?:er|re)s?|kilomet(?:er|re)s?)\b"),
+    ("fast|quick", rf"\b{_FIGURE}(?:[kmg]bps|[kmg]b/s|mph|km/h|kph|rpm|fps|[kmg]bit/s)\b|\bper\s+(?:second|hour)\b"
+     rf"|{_DURATION}"),
+    ("hot|cold|warm|cool", rf"{_FIGURE}(?:°|º|degrees?\b)|\b{_FIGURE}(?:c|f)\b"),
+]
 _EXPECTED: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
     (re.compile(r"\bhow\s+(?:long|soon)\b", re.IGNORECASE), re.compile(f"{_DURATION}|{_DATE}", re.IGNORECASE)),
     (re.compile(r"\bhow\s+often\b", re.IGNORECASE), re.compile(f"{_FREQUENCY}|{_DURATION}", re.IGNORECASE)),
+    *((re.compile(rf"\bhow\s+(?:{asked})\b", re.IGNORECASE), re.compile(answer, re.IGNORECASE))
+      for asked, answer in _MEASURES),
     (re.compile(r"\bhow\s+(?:much|many|far|big|large|heavy|fast|old|tall|wide|high|deep|small)\b", re.IGNORECASE),
      re.compile(r"\d|\b(?:free|one|two|three|four|five|six|seven|eight|nine|ten|twelve|hundred|thousand|million|"
                 r"billion|dozen|single|double)\b", re.IGNORECASE)),

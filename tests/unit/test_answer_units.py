@@ -500,3 +500,36 @@ def test_a_question_that_asks_how_much_is_answered_by_the_section_that_gives_an_
     assert (units[0].features["form"], units[1].features["form"]) == (1.0, 0.0)
     # a question whose answer has no particular form reads nothing from it
     assert all(u.features["form"] == 0.0 for u in rank_units("Do you ship to Canada?", [where, costs]))
+
+
+@pytest.mark.parametrize(("question", "answers", "other"), [
+    ("How big is the hub? Will it fit on a shelf", "Dimensions: 110 x 110 x 32 mm", "A home can have up to 3 Hubs."),
+    ("how far from the hub can the sensor be?", "The Hub's radios reach about 30 m indoors.", "Pair up to 3 sensors."),
+    ("How heavy is the camera?", "Kestrel Cam 2 weighs 180 g.", "The box holds 2 cameras."),
+    ("how fast does my upload need to be?", "Live view needs at least 2 Mbps.", "Up to 4 people can watch."),
+    ("How cold can the garage get for the camera?", "Operating temperature: 0 to 40 °C.", "Mount it 2 metres up."),
+    ("How big an SD card can I use?", "Cards from 16 GB up to 256 GB work.", "Insert 1 card."),
+])
+def test_a_question_that_asks_for_a_measure_expects_a_figure_in_its_units(question: str, answers: str,
+                                                                         other: str) -> None:
+    """'How big / far / heavy / fast / cold' is answered by a figure in units of that measure, not by any number."""
+    from app.generation.text import expected_answer
+
+    form = expected_answer(question)
+    assert form is not None and form.search(answers) and not form.search(other)
+
+
+def test_how_high_and_how_long_keep_their_general_forms() -> None:
+    from app.generation.text import expected_answer
+
+    high, long = expected_answer("How high can I set the target temperature?"), expected_answer("How long is it?")
+    assert high is not None and high.search("up to 32 degrees")
+    assert long is not None and long.search("24 months") and not long.search("a 3 m cable")
+
+
+def test_a_degree_sign_reads_as_degrees() -> None:
+    from app.generation.text import content_terms
+
+    assert content_terms("drops to 16 °C for heating")[:3] == content_terms("drops to 16 degrees")[:3]
+    assert content_terms("set to 20°C or 68 °F") == ["set", "20", "degre", "68", "degre"]
+    assert content_terms("no degree sign here") == ["degre", "sign"]
