@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -292,7 +293,7 @@ _EXPECTED: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
     (re.compile(r"\bhow\s+often\b", re.IGNORECASE), re.compile(f"{_FREQUENCY}|{_DURATION}", re.IGNORECASE)),
     *((re.compile(rf"\bhow\s+(?:{asked})\b", re.IGNORECASE), re.compile(answer, re.IGNORECASE))
       for asked, answer in _MEASURES),
-    (re.compile(r"\bhow\s+(?:much|many|far|big|large|heavy|fast|old|tall|wide|high|deep|small)\b", re.IGNORECASE),
+    (re.compile(r"\bhow\s+(?:much|many|old|high)\b", re.IGNORECASE),  # the measures above come first
      re.compile(r"\d|\b(?:free|one|two|three|four|five|six|seven|eight|nine|ten|twelve|hundred|thousand|million|"
                 r"billion|dozen|single|double)\b", re.IGNORECASE)),
     (re.compile(r"(?:^|[,;.]\s*|\b(?:and|so|but|then|if\s+\w+(?:\s+\w+){0,4})\s+)when\b"
@@ -305,8 +306,9 @@ _EXPECTED: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
 
 def expected_answer(question: str) -> re.Pattern[str] | None:
     """What a text that answers ``question`` contains, for the wh-questions whose answer has a form: a time or
-    date ("when will it ship?", "what year..."), a duration ("how long..."), a frequency ("how often..."), a number
-    or amount ("how much / many / far..."); None for other questions."""
+    date ("when will it ship?", "what year..."), a duration ("how long..."), a frequency ("how often..."), a figure
+    in the units of a measure ("how big / far / heavy / fast / cold", ``_MEASURES``), a number or amount ("how much /
+    many / old / high"); None for other questions."""
     return next((answer for asked, answer in _EXPECTED if asked.search(question)), None)
 
 
@@ -340,13 +342,16 @@ def spell_out_initialisms(question: str, texts: Sequence[str]) -> str:
     not parentheses: those mark a follow-up's context words, see :func:`split_context`). An initialism the passages
     mostly write as such ("VA" on va.gov, which says "Department of Veterans Affairs" now and then) is their word for
     it and is left as it is."""
+    if not _INITIALISM.search(question):
+        return question
+    written = Counter(a for t in texts for a in _INITIALISM.findall(t))  # how often the passages write each one
+
     def expand(m: re.Match[str]) -> str:
         acronym = m.group(0)
         found = spelled_out(acronym, texts)
         if found is None:
             return acronym
         name, count = found
-        written = sum(len(re.findall(rf"(?<![\w-]){acronym}(?![\w-])", t)) for t in texts)
-        return f"{acronym} [{name}]" if count >= written else acronym
+        return f"{acronym} [{name}]" if count >= written[acronym] else acronym
 
     return _INITIALISM.sub(expand, question)

@@ -235,8 +235,9 @@ def rank_units(
     norm = sum(idf.values()) or 1.0
     howto = intent(question) == "howto"
     form = expected_answer(question)
+    sentences = [[s for _, rc in g for s in _sentences(rc.chunk.text, rc.chunk.section or None)] for g in groups]
     feats = []
-    for g, terms, seqs in zip(groups, group_terms, group_seqs, strict=True):
+    for g, terms, seqs, sents in zip(groups, group_terms, group_seqs, sentences, strict=True):
         heading_seq = content_terms("\n".join(g[0][1].chunk.section_path))
         heading = set(heading_seq)
         pairs = set().union(*(_pairs(seq) for seq in seqs))
@@ -249,7 +250,7 @@ def rank_units(
             "vector": max(vectors) if vectors else 0.0,
             "pinned": sum(any(has_term(t, rc.chunk.text) for _, rc in g) for t in pinned) / (len(pinned) or 1),
             "shape": 1.0 if howto and lists >= 2 else 0.0,
-            "form": 1.0 if form is not None and _has_form(g, form, q_terms) else 0.0,
+            "form": 1.0 if form is not None and _has_form(sents, form, q_terms) else 0.0,
             "phrase": len(q_pairs & pairs) / len(q_pairs) if q_pairs else 0.0,
             "heading_phrase": len(q_pairs & _pairs(heading_seq)) / len(q_pairs) if q_pairs else 0.0,
             "context": 0.0,
@@ -262,7 +263,7 @@ def rank_units(
         for f, value in zip(feats, context.scores(keys), strict=True):
             f["context"] = value
     if embedder is not None and (w["sentence"] or w["label"]):
-        _embedded(question, groups, feats, embedder, q_terms)
+        _embedded(question, groups, sentences, feats, embedder, q_terms)
     units = []
     for g, f in zip(groups, feats, strict=True):
         score = sum(w.get(k, 0.0) * v for k, v in f.items())
@@ -272,13 +273,10 @@ def rank_units(
     return units
 
 
-def _has_form(group: list[tuple[int, RankedChunk]], form: re.Pattern[str], q_terms: set[str]) -> bool:
-    """A sentence, list item or table row of the group that shares a content term with the question holds an answer
-    of the form the question expects (``form``: a date, a duration, a number)."""
-    return any(
-        form.search(s) and q_terms & set(content_terms(s))
-        for _, rc in group for s in _sentences(rc.chunk.text, rc.chunk.section or None)
-    )
+def _has_form(sentences: list[str], form: re.Pattern[str], q_terms: set[str]) -> bool:
+    """One of a unit's ``sentences`` (its sentences, list items and table rows) that shares a content term with the
+    question holds an answer of the form the question expects (``form``: a date, a duration, a number)."""
+    return any(form.search(s) and q_terms & set(content_terms(s)) for s in sentences)
 
 
 def _pairs(terms: Sequence[str]) -> set[tuple[str, str]]:
@@ -291,17 +289,18 @@ def _lexical(f: dict[str, float]) -> float:
 
 
 def _embedded(
-    question: str, groups: list[list[tuple[int, RankedChunk]]], feats: list[dict[str, float]], embedder: Embedder,
-    q_terms: set[str],
+    question: str, groups: list[list[tuple[int, RankedChunk]]], sentences: list[list[str]],
+    feats: list[dict[str, float]], embedder: Embedder, q_terms: set[str],
 ) -> None:
-    """Fill the ``label`` and ``sentence`` features in ``feats`` (one batch: question, labels, sentences)."""
+    """Fill the ``label`` and ``sentence`` features in ``feats`` (one batch: question, labels, sentences of the
+    groups, ``sentences[i]`` those of ``groups[i]``)."""
     top = sorted(range(len(groups)), key=lambda i: -_lexical(feats[i]))[:EMBED_UNITS]
     top += [i for i, f in enumerate(feats) if f["context"] == 1.0 and i not in top]  # the section being discussed
     labels = [unit_label(groups[i][0][1].chunk.title, " > ".join(groups[i][0][1].chunk.section_path)) for i in top]
     sents: list[tuple[int, str]] = []
     for i in top:
-        cands = [s for _, rc in groups[i] for s in _sentences(rc.chunk.text, rc.chunk.section or None)]
-        cands = sorted(dict.fromkeys(cands), key=lambda s: -len(q_terms & set(content_terms(s))))[:EMBED_SENTENCES]
+        by_overlap = sorted(dict.fromkeys(sentences[i]), key=lambda s: -len(q_terms & set(content_terms(s))))
+        cands = by_overlap[:EMBED_SENTENCES]
         sents += [(i, " ".join(s.split()[:SENTENCE_WORDS])) for s in cands]
     vecs = embed_now(embedder, [question, *labels, *(s for _, s in sents)])
     q = vecs[0]
