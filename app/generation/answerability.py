@@ -410,29 +410,36 @@ def _sentence(unit: Any) -> float:
     return float(getattr(unit, "features", {}).get("sentence", 0.0))
 
 
-def _unit_answers(asked: str, chunks: Sequence[RankedChunk], decision: Decision, unit: Any) -> bool:
-    """The score model refused, a sentence of the unit is close in meaning to the question (see
-    ``SENTENCE_RESCUE``), and the evidence names every multi-word name of the question."""
-    return (
-        decision.model == "full" and _sentence(unit) >= SENTENCE_RESCUE
-        and not (missing_name_words(asked, chunks) or missing_name_tails(asked, chunks))
-    )
+def _keyed(unit: Any) -> bool:
+    return float(getattr(unit, "features", {}).get("keyed", 0.0)) >= 1.0
+
+
+def _rescue(asked: str, chunks: Sequence[RankedChunk], decision: Decision, unit: Any) -> str | None:
+    """Why the unit answers although the score model refused: ``"sentence"`` when a sentence of the unit is close in
+    meaning to the question (see ``SENTENCE_RESCUE``), ``"keyed"`` when the unit defines every code the question
+    names (its ``keyed`` feature: "camera says E19" and the error table's E19 row); None when neither holds, when the
+    evidence lacks a multi-word name of the question, or without dense scores."""
+    if decision.model != "full" or missing_name_words(asked, chunks) or missing_name_tails(asked, chunks):
+        return None
+    if _sentence(unit) >= SENTENCE_RESCUE:
+        return "sentence"
+    return "keyed" if _keyed(unit) else None
 
 
 def assess(question: str, chunks: Sequence[RankedChunk], unit: Any | None, asked: str | None = None) -> Verdict:
     """Three outcomes from the retrieval evidence and the chosen answering unit (an
-    :class:`app.generation.units.AnswerUnit`): not found when :func:`decide` refuses and no sentence of the unit is
-    close to the question (``SENTENCE_RESCUE``); partial when the unit leaves a constraint of the question
-    unmentioned; answered otherwise.
+    :class:`app.generation.units.AnswerUnit`): not found when :func:`decide` refuses and the unit does not rescue it
+    (:func:`_rescue`: a sentence close to the question, or the definition of every code it names); partial when the
+    unit leaves a constraint of the question unmentioned; answered otherwise.
 
     ``question`` is the searched query; ``asked`` (default ``question``) the user's own words, which the name veto,
     the constraints and the focus are read from: a follow-up's query carries words of the previous question
     ("is there a free trial? (difference Protect Plus Premium)"), and those are context, not what is asked."""
     asked = asked or question
     decision = decide(question, chunks, asked)
-    if not decision.answerable and unit is not None and _unit_answers(asked, chunks, decision, unit):
+    if not decision.answerable and unit is not None and (why := _rescue(asked, chunks, decision, unit)):
         decision = Decision(True, decision.probability, {**decision.features, "sentence": _sentence(unit)},
-                            decision.model + "+sentence")
+                            f"{decision.model}+{why}")
     if not decision.answerable or unit is None:
         return Verdict(NOT_FOUND, (), decision)
     text = " ".join([unit.title, *unit.section_path, unit.text])

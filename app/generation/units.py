@@ -11,6 +11,9 @@ chunks are grouped by (document, section) and each group is scored as one candid
   "A device shows as offline");
 - ``vector``: the best dense cosine among the group's chunks, when the vector retriever ran;
 - ``pinned``: the share of the codes and years the question names ("E38", "2025") that the group contains;
+- ``keyed``: the share of the codes the question names ("E19", "KC-200") that the group defines: a table row whose
+  first cell is the code, a line that starts with it, or a heading that names it. "camera says E19" is answered by the
+  error-code table's E19 row, not by a release note that mentions E19 in passing;
 - ``phrase``: the share of the question's phrases (pairs of adjacent content terms: "bank statement", "Kestrel
   Protect") that stand side by side in the group (section path, title and text); ``heading_phrase``: the same in the
   section path alone. A section that names what the question names, in its words and their order, beats one that only
@@ -81,10 +84,13 @@ from retrieval.protocols import Embedder
 #: demo section cited 0.785 -> 0.798, facts 0.713 -> 0.730; doc2dial section cited 0.873 -> 0.882, share 0.762 -> 0.775.
 #: ``form`` (0.5; 0 before), end to end: demo section cited 0.822 -> 0.828 (facts 0.761, unanswerable 0.861
 #: unchanged); doc2dial 0.887 / 0.786 unchanged.
+#: ``keyed`` (0.75; 0 before), end to end: demo section cited 0.834 -> 0.840, facts 0.772 -> 0.779 (unanswerable 0.861,
+#: follow-ups 0.778 unchanged); doc2dial 0.887 / 0.786 and SQuAD v2 dev-half unchanged. At 1.0 "My 256 GB card kept
+#: showing E19 after every restart. Is that fixed?" went to the error table instead of the release note that fixed it.
 WEIGHTS: dict[str, float] = {
     "rank": 0.25, "coverage": 1.0, "heading": 0.5, "vector": 1.0, "pinned": 1.0,
     "sentence": 2.0, "label": 0.0, "shape": 0.25, "context": 1.0, "phrase": 1.0, "heading_phrase": 0.5,
-    "form": 0.5,
+    "form": 0.5, "keyed": 0.75,
 }
 #: Units whose sentences are embedded (the best by the lexical score), and sentences embedded per unit.
 EMBED_UNITS, EMBED_SENTENCES = 4, 3
@@ -225,6 +231,7 @@ def rank_units(
     q_seq = content_terms(question)
     q_terms, q_pairs = set(q_seq), _pairs(q_seq)
     pinned = constraint_terms(question, names=False)
+    codes = named_codes(question)
     group_seqs = [
         [content_terms(f"{rc.chunk.title}\n{rc.chunk.section}\n{rc.chunk.text}") for _, rc in g] for g in groups
     ]
@@ -251,6 +258,8 @@ def rank_units(
             "pinned": sum(any(has_term(t, rc.chunk.text) for _, rc in g) for t in pinned) / (len(pinned) or 1),
             "shape": 1.0 if howto and lists >= 2 else 0.0,
             "form": 1.0 if form is not None and _has_form(sents, form, q_terms) else 0.0,
+            "keyed": sum(any(defines(rc.chunk.text, rc.chunk.section_path, c) for _, rc in g) for c in codes)
+            / (len(codes) or 1),
             "phrase": len(q_pairs & pairs) / len(q_pairs) if q_pairs else 0.0,
             "heading_phrase": len(q_pairs & _pairs(heading_seq)) / len(q_pairs) if q_pairs else 0.0,
             "context": 0.0,
@@ -271,6 +280,30 @@ def rank_units(
         units.append(AnswerUnit(ordered, round(score, 4), f))
     units.sort(key=lambda u: -u.score)
     return units
+
+
+#: A code as products and error tables write one: letters then digits, a hyphen between them or not ("E19",
+#: "KC-200", "PAK-1"); not a measure ("64GB", "3pm") or an ordinal ("19th").
+_NAMED_CODE = re.compile(r"\b[A-Za-z]{1,4}-?\d+(?:-[A-Za-z0-9]+)*\b")
+
+
+def named_codes(question: str) -> list[str]:
+    """The codes ``question`` names (:data:`_NAMED_CODE`), lower-cased, unique, in order."""
+    return list(dict.fromkeys(m.group(0).lower() for m in _NAMED_CODE.finditer(question)))
+
+
+def defines(text: str, section_path: Sequence[str], code: str) -> bool:
+    """Whether a passage (``text`` under ``section_path``) defines ``code`` (lower-cased): a heading names it, or a line
+    of the text starts with it (a table row's first cell, a list item, a definition "E19: ...")."""
+    starts = re.compile(rf"^{re.escape(code)}\b", re.IGNORECASE)
+    if any(re.search(rf"\b{re.escape(code)}\b", part, re.IGNORECASE) for part in section_path):
+        return True
+    for line in text.splitlines():
+        line = line.strip()
+        first = table_cells(line)[0] if line.startswith("|") else _BULLET.sub("", line).strip()
+        if starts.match(first):
+            return True
+    return False
 
 
 def _has_form(sentences: list[str], form: re.Pattern[str], q_terms: set[str]) -> bool:

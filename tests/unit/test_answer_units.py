@@ -533,3 +533,39 @@ def test_a_degree_sign_reads_as_degrees() -> None:
     assert content_terms("drops to 16 °C for heating")[:3] == content_terms("drops to 16 degrees")[:3]
     assert content_terms("set to 20°C or 68 °F") == ["set", "20", "degre", "68", "degre"]
     assert content_terms("no degree sign here") == ["degre", "sign"]
+
+
+def test_a_question_that_names_a_code_is_answered_by_the_section_that_defines_it() -> None:
+    """'camera says E19': the error table's E19 row defines the code; a release note that mentions E19 in passing
+    ranks higher by retrieval but does not. A unit that defines every code of the question rescues it from a low
+    retrieval score; one that only mentions the code does not."""
+    from app.generation.units import AnswerUnit, defines, named_codes
+
+    notes = rc("n1", "Release Notes > Kestrel Cam 2\n\n- Fixed a problem where large microSD cards were reported with "
+               "error E19 after a restart.\n- Faster live view.", ("Release Notes", "Kestrel Cam 2"), doc="d1",
+               title="Release Notes", score=1.0)
+    codes = rc("t1", "Troubleshooting > Error codes\n\n| Code | Device | Meaning |\n|---|---|---|\n"
+               "| E12 | Kestrel Hub | The Hub cannot reach the cloud |\n"
+               "| E19 | Kestrel Cam 2 | The microSD card cannot be read |", ("Troubleshooting", "Error codes"),
+               doc="d2", title="Troubleshooting", score=0.5)
+    question = "camera says E19"
+    assert named_codes("E19 and KC-200, not 64GB at 3pm") == ["e19", "kc-200"]
+    assert defines(codes.chunk.text, codes.chunk.section_path, "e19")
+    assert not defines(notes.chunk.text, notes.chunk.section_path, "e19")
+    assert defines("Steps", ("Guide", "What E45 means"), "e45")  # a heading that names it
+    units = rank_units(question, [notes, codes], weights={"keyed": 0.0})
+    assert units[0].chunks[0].chunk.id == "n1"  # without the feature the release note wins
+    units = rank_units(question, [notes, codes])
+    assert units[0].chunks[0].chunk.id == "t1" and units[0].features["keyed"] == 1.0
+    assert units[1].features["keyed"] == 0.0
+
+    codes.scores = notes.scores = {"vector": 0.3, "keyword": 1.0}
+    chunks = [notes, codes]
+    assert not answerability.decide(question, chunks).answerable  # the score model alone refuses
+    verdict = answerability.assess(question, chunks, AnswerUnit((codes,), 1.0, {"keyed": 1.0, "sentence": 0.3}))
+    assert verdict.outcome == "answered" and verdict.decision.model == "full+keyed"
+    mentioned = AnswerUnit((notes,), 1.0, {"keyed": 0.0, "sentence": 0.3})
+    assert answerability.assess(question, chunks, mentioned).outcome == "not_found"
+    # a product name the evidence lacks is never rescued
+    assert answerability.assess("Kestrel Video Doorbell says E19", chunks, AnswerUnit(
+        (codes,), 1.0, {"keyed": 1.0})).outcome == "not_found"
