@@ -21,6 +21,8 @@ from app.generation.text import (
     _BULLET,
     _MARKUP,
     ABBREVIATION,
+    compared,
+    comparison_rows,
     content_terms,
     is_heading_line,
     overlap,
@@ -159,7 +161,7 @@ class Composed:
 
     text: str
     intent: Intent
-    kind: str  # "steps", "sentences", "table_row", "lead"
+    kind: str  # "steps", "sentences", "table_row", "lead", "comparison"
     passages: list[int]
 
 
@@ -192,6 +194,21 @@ def subsections(unit: Sequence[Passage]) -> list[tuple[str, list[Piece]]]:
             else:
                 subs[-1][1].append((p.n, blk))
     return [(h, pieces) for h, pieces in subs if pieces]
+
+
+def comparison(question: str, subs: Sequence[tuple[str, list[Piece]]]) -> tuple[str, int, list[str]] | None:
+    """For a question that compares two things (:func:`app.generation.text.compared`), the first table of the
+    subsections that names both (a column or a row for each), read as :func:`comparison_rows`: (its subsection's
+    heading, its passage number, the rows). None for other questions, or when no table names both."""
+    sides = compared(question)
+    if sides is None:
+        return None
+    for heading, pieces in subs:
+        for n, blk in pieces:
+            rows = comparison_rows(blk.lines, sides) if blk.kind == "table" else None
+            if rows:
+                return heading, n, rows
+    return None
 
 
 def best_subsection(
@@ -297,7 +314,7 @@ def _render(pieces: Sequence[Piece], limit: int) -> list[str] | None:
 def compose(
     question: str, unit: Sequence[Passage], others: Sequence[Passage], label: str, *, scorer: Scorer | None = None,
     whole_limit: int = 10, max_following: int = 2, want: Intent | None = None, explain_ratio: float = 0.7,
-    short_paragraph: int = 3,
+    short_paragraph: int = 3, max_rows: int = 12,
 ) -> Composed | None:
     """Compose the answer from ``unit`` (the answering section's passages) and, for one extra point, ``others``.
 
@@ -307,13 +324,20 @@ def compose(
     question or the best sentence); else the best sentence or table row and up to ``max_following`` following
     sentences of its paragraph that stay on the point. Explain: the lead sentences (with the rest of a short lead
     paragraph on their point) and the best one, and the best one beyond the lead when it scores ``explain_ratio`` of
-    the best.
+    the best. A comparison ("the difference between Protect Plus and Protect Premium", :func:`comparison`): the rows of
+    the unit's table that tell the two apart (at most ``max_rows``).
     ``scorer`` scores candidate sentences against the question (higher is better); without it, the share of the
     question's content terms is used. ``want`` overrides the kind read from the question.
     None when the unit has nothing to quote."""
     subs = subsections(unit)
     if not subs:
         return None
+    compared_in = comparison(question, subs)
+    if compared_in is not None:
+        heading, n, rows = compared_in
+        head = f"From *{label} › {heading}*:" if heading else f"From *{label}*:"
+        body = "\n".join(f"- {cite(r, n)}" for r in rows[:max_rows])
+        return Composed(f"{head}\n{body}", "fact", "comparison", [n])
     heading, pieces = best_subsection(question, subs, scorer)
     score = scorer or (lambda texts: [_term_score(set(content_terms(question)), t) for t in texts])
     want = want or intent(question)

@@ -355,3 +355,75 @@ def spell_out_initialisms(question: str, texts: Sequence[str]) -> str:
         return f"{acronym} [{name}]" if count >= written[acronym] else acronym
 
     return _INITIALISM.sub(expand, question)
+
+
+# --- Comparisons ---------------------------------------------------------------------------------------------------
+_SIDE = r"(?:the\s+|a\s+|an\s+|my\s+)?(?P<{0}>[\w][\w\-'&/+ ]*?)"
+_SIDE_END = r"\s*(?:[?.!,;:]|\s[-–—]\s|\s(?:for|in|on|when|if|plan|plans)\b|$)"
+_COMPARED = [
+    re.compile(rf"\bdifferen(?:ce|ces|t)\s+between\s+{_SIDE.format('a')}\s+(?:and|or|&|vs\.?|versus)\s+"
+               rf"{_SIDE.format('b')}{_SIDE_END}", re.IGNORECASE),
+    re.compile(rf"\bcompar(?:e|ing|ison\s+of)\s+{_SIDE.format('a')}\s+(?:and|with|to|vs\.?|versus)\s+"
+               rf"{_SIDE.format('b')}{_SIDE_END}", re.IGNORECASE),
+    re.compile(rf"\bhow\s+(?:does|do|is|are)\s+{_SIDE.format('a')}\s+differ(?:ent)?\s+(?:from|to|than)\s+"
+               rf"{_SIDE.format('b')}{_SIDE_END}", re.IGNORECASE),
+    re.compile(r"(?P<a>\b[\w\-']+(?:\s+[\w\-']+){0,2})\s+(?:vs\.?|versus)\s+(?P<b>[\w\-']+(?:\s+[\w\-']+){0,2}?)"
+               rf"{_SIDE_END}", re.IGNORECASE),
+]
+
+
+def compared(question: str) -> tuple[str, str] | None:
+    """The two things a question compares ("What's the difference between Protect Plus and Protect Premium?",
+    "compare the Hub with the Cam", "how does X differ from Y", "Plus vs Premium"), each with content terms; None for
+    a question that compares nothing."""
+    for pattern in _COMPARED:
+        m = pattern.search(question)
+        if m:
+            a, b = m.group("a").strip(), m.group("b").strip()
+            if content_terms(a) and content_terms(b) and set(content_terms(a)) != set(content_terms(b)):
+                return a, b
+    return None
+
+
+def _side_match(side: str, cells: Sequence[str]) -> int | None:
+    """The index of the cell that names ``side``: every content term of one is in the other, the closest such cell
+    (fewest extra terms); None when no cell names it."""
+    s = set(content_terms(side))
+    best: tuple[int, int] | None = None
+    for i, cell in enumerate(cells):
+        c = set(content_terms(cell))
+        if c and (s <= c or c <= s):
+            extra = len(s ^ c)
+            if best is None or extra < best[0]:
+                best = (extra, i)
+    return None if best is None else best[1]
+
+
+def comparison_rows(lines: Sequence[str], sides: tuple[str, str]) -> list[str] | None:
+    """A Markdown table read for a comparison of ``sides``: with a column for each (a plan table: "Feature | Free |
+    Protect Plus | Protect Premium"), its rows where the two columns differ, as "Monthly price — Protect Plus: 3.99 US
+    dollars; Protect Premium: 9.99 US dollars" (every row when none differs); with a row for each (first cells), those
+    two rows as :func:`table_sentences` writes them. None when the table does not name both sides."""
+    rows = [ln for ln in lines if ln.strip() and not _TABLE_SEP.match(ln.strip())]
+    if len(rows) < 2:
+        return None
+    header = table_cells(rows[0])
+    ia, ib = (_side_match(s, header[1:]) for s in sides)
+    if ia is not None and ib is not None and ia != ib:
+        ia, ib = ia + 1, ib + 1
+        out: list[str] = []
+        same: list[str] = []
+        for row in rows[1:]:
+            cells = table_cells(row)
+            if len(cells) <= max(ia, ib) or not (cells[ia] or cells[ib]):
+                continue
+            line = f"{cells[0]} — {header[ia]}: {cells[ia] or '-'}; {header[ib]}: {cells[ib] or '-'}"
+            (same if cells[ia].lower() == cells[ib].lower() else out).append(line)
+        return out or same or None
+    firsts = [table_cells(r)[0] for r in rows[1:]]
+    ra, rb = (_side_match(s, firsts) for s in sides)
+    if ra is not None and rb is not None and ra != rb:
+        sentences = table_sentences(list(lines))
+        picked = [s for s in sentences if s.split(" — ", 1)[0] in (firsts[ra], firsts[rb])]
+        return picked if len(picked) >= 2 else None
+    return None

@@ -14,6 +14,9 @@ chunks are grouped by (document, section) and each group is scored as one candid
 - ``keyed``: the share of the codes the question names ("E19", "KC-200") that the group defines: a table row whose
   first cell is the code, a line that starts with it, or a heading that names it. "camera says E19" is answered by the
   error-code table's E19 row, not by a release note that mentions E19 in passing;
+- ``compares``: 1 when a question that compares two things ("the difference between Protect Plus and Protect
+  Premium", :func:`app.generation.text.compared`) meets a section with a table that names both (a column or a row for
+  each): the plan table, not the page on one of the plans;
 - ``phrase``: the share of the question's phrases (pairs of adjacent content terms: "bank statement", "Kestrel
   Protect") that stand side by side in the group (section path, title and text); ``heading_phrase``: the same in the
   section path alone. A section that names what the question names, in its words and their order, beats one that only
@@ -46,6 +49,8 @@ from app.generation.answerability import constraint_terms
 from app.generation.compose import intent
 from app.generation.text import (
     _BULLET,
+    compared,
+    comparison_rows,
     content_terms,
     expected_answer,
     has_term,
@@ -87,10 +92,13 @@ from retrieval.protocols import Embedder
 #: ``keyed`` (0.75; 0 before), end to end: demo section cited 0.834 -> 0.840, facts 0.772 -> 0.779 (unanswerable 0.861,
 #: follow-ups 0.778 unchanged); doc2dial 0.887 / 0.786 and SQuAD v2 dev-half unchanged. At 1.0 "My 256 GB card kept
 #: showing E19 after every restart. Is that fixed?" went to the error table instead of the release note that fixed it.
+#: ``compares`` (1.0; 0 before) with the comparison answer of :func:`app.generation.compose.compose`, end to end: demo
+#: facts 0.779 -> 0.789 (section cited 0.840, unanswerable 0.861, follow-ups 0.778 unchanged); doc2dial 0.887 / 0.786
+#: unchanged (its pages have no table that names both sides of a question).
 WEIGHTS: dict[str, float] = {
     "rank": 0.25, "coverage": 1.0, "heading": 0.5, "vector": 1.0, "pinned": 1.0,
     "sentence": 2.0, "label": 0.0, "shape": 0.25, "context": 1.0, "phrase": 1.0, "heading_phrase": 0.5,
-    "form": 0.5, "keyed": 0.75,
+    "form": 0.5, "keyed": 0.75, "compares": 1.0,
 }
 #: Units whose sentences are embedded (the best by the lexical score), and sentences embedded per unit.
 EMBED_UNITS, EMBED_SENTENCES = 4, 3
@@ -232,6 +240,7 @@ def rank_units(
     q_terms, q_pairs = set(q_seq), _pairs(q_seq)
     pinned = constraint_terms(question, names=False)
     codes = named_codes(question)
+    sides = compared(question)
     group_seqs = [
         [content_terms(f"{rc.chunk.title}\n{rc.chunk.section}\n{rc.chunk.text}") for _, rc in g] for g in groups
     ]
@@ -258,6 +267,7 @@ def rank_units(
             "pinned": sum(any(has_term(t, rc.chunk.text) for _, rc in g) for t in pinned) / (len(pinned) or 1),
             "shape": 1.0 if howto and lists >= 2 else 0.0,
             "form": 1.0 if form is not None and _has_form(sents, form, q_terms) else 0.0,
+            "compares": 1.0 if sides is not None and _compares(g, sides) else 0.0,
             "keyed": sum(any(defines(rc.chunk.text, rc.chunk.section_path, c) for _, rc in g) for c in codes)
             / (len(codes) or 1),
             "phrase": len(q_pairs & pairs) / len(q_pairs) if q_pairs else 0.0,
@@ -303,6 +313,24 @@ def defines(text: str, section_path: Sequence[str], code: str) -> bool:
         first = table_cells(line)[0] if line.startswith("|") else _BULLET.sub("", line).strip()
         if starts.match(first):
             return True
+    return False
+
+
+def _compares(group: list[tuple[int, RankedChunk]], sides: tuple[str, str]) -> bool:
+    """Whether a table of the group's chunks names both ``sides`` (see :func:`app.generation.text.comparison_rows`)."""
+    for _, rc in group:
+        lines = rc.chunk.text.splitlines()
+        i = 0
+        while i < len(lines):
+            if lines[i].strip().startswith("|"):
+                j = i
+                while j < len(lines) and lines[j].strip().startswith("|"):
+                    j += 1
+                if comparison_rows([ln.strip() for ln in lines[i:j]], sides):
+                    return True
+                i = j
+            else:
+                i += 1
     return False
 
 

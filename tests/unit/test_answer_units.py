@@ -569,3 +569,60 @@ def test_a_question_that_names_a_code_is_answered_by_the_section_that_defines_it
     # a product name the evidence lacks is never rescued
     assert answerability.assess("Kestrel Video Doorbell says E19", chunks, AnswerUnit(
         (codes,), 1.0, {"keyed": 1.0})).outcome == "not_found"
+
+
+PLANS = (
+    "Plans > Plans at a glance\n\n| Feature | Free | Protect Plus | Protect Premium |\n|---|---|---|---|\n"
+    "| Monthly price | 0 US dollars | 3.99 US dollars | 9.99 US dollars |\n"
+    "| Cameras covered | All | 1 camera | Unlimited cameras |\n"
+    "| Person detection | No | Yes | Yes |"
+)
+
+
+@pytest.mark.parametrize(("question", "sides"), [
+    ("What's the difference between Protect Plus and Protect Premium?", ("Protect Plus", "Protect Premium")),
+    ("Protect Plus vs Premium - which should I get?", ("Protect Plus", "Premium")),
+    ("compare the Hub with the Cam 2", ("Hub", "Cam 2")),
+    ("how does a junior learner permit differ from a junior driver license?",
+     ("junior learner permit", "junior driver license")),
+    ("What's the difference? Offline or Unreachable", None),  # no two sides named after "difference"
+    ("is there a difference in price?", None),
+])
+def test_a_comparison_question_names_the_two_things_it_compares(question: str,
+                                                               sides: tuple[str, str] | None) -> None:
+    from app.generation.text import compared
+
+    assert compared(question) == sides
+
+
+def test_a_comparison_is_answered_with_the_table_rows_that_tell_the_two_apart() -> None:
+    """The plan table answers "the difference between Protect Plus and Protect Premium" with the rows where the two
+    columns differ, each naming both; a row where they agree ("Person detection: Yes, Yes") is left out. The
+    section with the table is chosen over the page about one of them, which ranks higher by retrieval."""
+    from app.generation.text import comparison_rows
+
+    question = "What's the difference between Protect Plus and Protect Premium?"
+    out = compose(question, [Passage(1, PLANS, "Plans > Plans at a glance")], [], "Plans › Plans at a glance")
+    assert out is not None and out.kind == "comparison"
+    assert out.text.splitlines() == [
+        "From *Plans › Plans at a glance*:",
+        "- Monthly price — Protect Plus: 3.99 US dollars; Protect Premium: 9.99 US dollars [1].",
+        "- Cameras covered — Protect Plus: 1 camera; Protect Premium: Unlimited cameras [1].",
+    ]
+    # a table with a row per thing compared gives those two rows
+    rows = ["| Device | Warranty |", "|---|---|", "| Kestrel Hub | 24 months |", "| Kestrel Cam 2 | 12 months |",
+            "| Kestrel Thermo | 36 months |"]
+    assert comparison_rows(rows, ("Hub", "Cam 2")) == ["Kestrel Hub — Warranty: 24 months",
+                                                       "Kestrel Cam 2 — Warranty: 12 months"]
+    assert comparison_rows(rows, ("Hub", "Doorbell")) is None  # a side the table does not name
+    # a question that compares nothing is answered as before
+    plain = compose("How much is Protect Premium per month?", [Passage(1, PLANS, "Plans > Plans at a glance")], [],
+                    "Plans › Plans at a glance")
+    assert plain is not None and plain.kind != "comparison"
+
+    page = rc("p1", "Plans > Protect Plus\n\nProtect Plus keeps motion clips for 30 days. Protect Plus covers one "
+              "camera; choose Protect Premium for more.", ("Plans", "Protect Plus"), score=1.0)
+    table = rc("p2", PLANS, ("Plans", "Plans at a glance"), order=1, score=0.8)
+    assert rank_units(question, [page, table], weights={"compares": 0.0})[0].chunks[0].chunk.id == "p1"
+    units = rank_units(question, [page, table])
+    assert units[0].chunks[0].chunk.id == "p2" and units[0].features["compares"] == 1.0
