@@ -31,18 +31,45 @@ def words(text: str) -> list[str]:
 _DEGREE = re.compile(r"\s?[°º]\s?(?:[CF](?![A-Za-z]))?")
 
 
+#: Phrasal verbs that English also writes as one word ("set it up" ~ "setup", "signing in" ~ "sign-in" ~ "signin"):
+#: verb stem -> the particles that make the compound.
+PHRASAL: dict[str, frozenset[str]] = {
+    "set": frozenset({"up"}), "log": frozenset({"in", "on", "out", "off"}), "sign": frozenset({"in", "up", "out"}),
+    "back": frozenset({"up"}), "check": frozenset({"out"}), "pick": frozenset({"up"}), "start": frozenset({"up"}),
+    "shut": frozenset({"down"}), "hook": frozenset({"up"}), "plug": frozenset({"in"}), "roll": frozenset({"out"}),
+    "break": frozenset({"down"}), "look": frozenset({"up"}), "print": frozenset({"out"}),
+}
+#: Words that may stand between a phrasal verb and its particle ("set it up", "log me in").
+_PARTICLE_GAP = frozenset(["it", "them", "this", "that", "me", "him", "her", "us", "everything"])
+
+
 def content_terms(text: str) -> list[str]:
     """Lower-cased words minus stop words, stemmed with the Snowball English stemmer that the keyword index uses
     ("updating" ~ "update", "returned" ~ "return", "charges" ~ "charged"): terms to match, not to show. A degree sign
-    reads as "degrees"."""
+    reads as "degrees". A phrasal verb of :data:`PHRASAL` reads as its one-word compound: "set it up", "setting up"
+    and "setup" are all "setup", "sign in" and "sign-in" are "signin" ("how do I set it up" matches *First-time
+    setup*)."""
     if "°" in text or "º" in text:
         text = _DEGREE.sub(" degrees ", text)
     out = []
-    for w in words(text):
+    ws = words(text)
+    skip = -1
+    for i, w in enumerate(ws):
+        if i == skip:
+            continue
         w = _POSSESSIVE.sub("", w)  # "the Hub's radios" is about the hub
         if w in STOPWORDS or (len(w) < 2 and not w.isdigit()):
             continue
-        out.append(stem(w))
+        term = stem(w)
+        particles = PHRASAL.get(term)
+        if particles:
+            for j in range(i + 1, min(i + 3, len(ws))):
+                if ws[j] in particles:
+                    term, skip = term + ws[j], j
+                    break
+                if ws[j] not in _PARTICLE_GAP:
+                    break
+        out.append(term)
     return out
 
 

@@ -535,6 +535,20 @@ def test_a_degree_sign_reads_as_degrees() -> None:
     assert content_terms("no degree sign here") == ["degre", "sign"]
 
 
+def test_a_phrasal_verb_reads_as_its_one_word_compound() -> None:
+    from app.generation.text import content_terms
+
+    assert content_terms("how do I set it up") == ["setup"]
+    assert content_terms("Setting up Matter") == ["setup", "matter"]
+    assert content_terms("First-time setup") == ["first", "time", "setup"]
+    assert content_terms("Sign-In Help") == content_terms("signin help") == ["signin", "help"]
+    assert content_terms("log me in") == ["login"]
+    # the verb alone, or with a content word before the particle, stays the verb
+    assert content_terms("set the temperature") == ["set", "temperatur"]
+    assert content_terms("set the hub up") == ["set", "hub"]
+    assert content_terms("turn it on") == ["turn"]
+
+
 def test_a_question_that_names_a_code_is_answered_by_the_section_that_defines_it() -> None:
     """'camera says E19': the error table's E19 row defines the code; a release note that mentions E19 in passing
     ranks higher by retrieval but does not. A unit that defines every code of the question rescues it from a low
