@@ -14,6 +14,8 @@ chunks are grouped by (document, section) and each group is scored as one candid
 - ``keyed``: the share of the codes the question names ("E19", "KC-200") that the group defines: a table row whose
   first cell is the code, a line that starts with it, or a heading that names it. "camera says E19" is answered by the
   error-code table's E19 row, not by a release note that mentions E19 in passing;
+- ``quotes``: the share of the texts the question quotes (:func:`quoted_literals`: in quotation marks, or words in
+  capitals copied from a statement or a screen, "this KESTREL PROTECT charge") that the group holds word for word;
 - ``compares``: 1 when a question that compares two things ("the difference between Protect Plus and Protect
   Premium", :func:`app.generation.text.compared`) meets a section with a table that names both (a column or a row for
   each): the plan table, not the page on one of the plans;
@@ -97,10 +99,12 @@ from retrieval.protocols import Embedder
 #: unchanged (its pages have no table that names both sides of a question).
 #: Phrasal verbs read as their compounds (:data:`app.generation.text.PHRASAL`, "set it up" ~ "setup"), weights as they
 #: were: demo section cited 0.840 -> 0.847 (facts 0.789, unanswerable 0.861, follow-ups 0.778); doc2dial unchanged.
+#: ``quotes`` (0.75; 0 before), end to end: demo section cited 0.847 -> 0.853, facts 0.789 -> 0.792 (unanswerable
+#: 0.861, follow-ups 0.778 unchanged); doc2dial 0.887 / 0.786 and SQuAD v2 dev-half (0.91 / 0.03 / 0.255) unchanged.
 WEIGHTS: dict[str, float] = {
     "rank": 0.25, "coverage": 1.0, "heading": 0.5, "vector": 1.0, "pinned": 1.0,
     "sentence": 2.0, "label": 0.0, "shape": 0.25, "context": 1.0, "phrase": 1.0, "heading_phrase": 0.5,
-    "form": 0.5, "keyed": 0.75, "compares": 1.0,
+    "form": 0.5, "keyed": 0.75, "compares": 1.0, "quotes": 0.75,
 }
 #: Units whose sentences are embedded (the best by the lexical score), and sentences embedded per unit.
 EMBED_UNITS, EMBED_SENTENCES = 4, 3
@@ -242,6 +246,7 @@ def rank_units(
     q_terms, q_pairs = set(q_seq), _pairs(q_seq)
     pinned = constraint_terms(question, names=False)
     codes = named_codes(question)
+    literals = quoted_literals(question)
     sides = compared(question)
     group_seqs = [
         [content_terms(f"{rc.chunk.title}\n{rc.chunk.section}\n{rc.chunk.text}") for _, rc in g] for g in groups
@@ -272,6 +277,7 @@ def rank_units(
             "compares": 1.0 if sides is not None and _compares(g, sides) else 0.0,
             "keyed": sum(any(defines(rc.chunk.text, rc.chunk.section_path, c) for _, rc in g) for c in codes)
             / (len(codes) or 1),
+            "quotes": sum(any(quotes(rc.chunk.text, q) for _, rc in g) for q in literals) / (len(literals) or 1),
             "phrase": len(q_pairs & pairs) / len(q_pairs) if q_pairs else 0.0,
             "heading_phrase": len(q_pairs & _pairs(heading_seq)) / len(q_pairs) if q_pairs else 0.0,
             "context": 0.0,
@@ -297,6 +303,31 @@ def rank_units(
 #: A code as products and error tables write one: letters then digits, a hyphen between them or not ("E19",
 #: "KC-200", "PAK-1"); not a measure ("64GB", "3pm") or an ordinal ("19th").
 _NAMED_CODE = re.compile(r"\b[A-Za-z]{1,4}-?\d+(?:-[A-Za-z0-9]+)*\b")
+
+
+#: Text a question quotes: in quotation marks ("it says \"Thermostat is not responding\""), or two or more words in
+#: capitals in a question that is not written in capitals ("this KESTREL PROTECT charge"): copied from a screen or a
+#: statement.
+_QUOTED = re.compile(r"[\"“”]([^\"“”]{3,80})[\"“”]")
+_CAPS_RUN = re.compile(r"\b[A-Z][A-Z0-9&'-]+(?:\s+[A-Z][A-Z0-9&'-]+)+\b")
+
+
+def quoted_literals(question: str) -> list[str]:
+    """What ``question`` quotes (:data:`_QUOTED`, :data:`_CAPS_RUN`): the text in quotation marks, and each run of two
+    or more words in capitals (one of them at least four letters long) when most of the question's letters are lower
+    case; unique, in order."""
+    out = [m.group(1).strip() for m in _QUOTED.finditer(question)]
+    letters = [c for c in question if c.isalpha()]
+    if letters and sum(c.isupper() for c in letters) / len(letters) < 0.5:
+        out += [m.group(0) for m in _CAPS_RUN.finditer(question) if any(len(w) >= 4 for w in m.group(0).split())]
+    return list(dict.fromkeys(q for q in out if q))
+
+
+def quotes(text: str, literal: str) -> bool:
+    """Whether ``text`` holds ``literal`` word for word: as written when it is in capitals, in any case otherwise."""
+    pattern = r"\s+".join(re.escape(w) for w in literal.split())
+    flags = 0 if literal.isupper() else re.IGNORECASE
+    return re.search(rf"(?<!\w){pattern}(?!\w)", text, flags) is not None
 
 
 def named_codes(question: str) -> list[str]:

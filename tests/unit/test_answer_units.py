@@ -63,7 +63,7 @@ def test_a_section_holding_the_questions_phrase_beats_one_that_only_shares_its_w
     called = rc("b2", "Billing > What the charge is called\n\nA renewal shows on your statement as a KESTREL "
                 "PROTECT charge and the plan name.", ("Billing", "What the charge is called"), order=1, score=0.9)
     question = "What is this KESTREL PROTECT charge on my bank statement?"
-    units = rank_units(question, [called, twice], weights={"phrase": 0.0, "heading_phrase": 0.0})
+    units = rank_units(question, [called, twice], weights={"phrase": 0.0, "heading_phrase": 0.0, "quotes": 0.0})
     assert units[0].chunks[0].chunk.id == "b1"  # every word of the question is in the first section: it wins
     units = rank_units(question, [called, twice])
     assert units[0].chunks[0].chunk.id == "b2"  # "Kestrel Protect" stands together only in the second
@@ -640,3 +640,17 @@ def test_a_comparison_is_answered_with_the_table_rows_that_tell_the_two_apart() 
     assert rank_units(question, [page, table], weights={"compares": 0.0})[0].chunks[0].chunk.id == "p1"
     units = rank_units(question, [page, table])
     assert units[0].chunks[0].chunk.id == "p2" and units[0].features["compares"] == 1.0
+
+
+def test_text_a_question_quotes_is_matched_word_for_word() -> None:
+    from app.generation.units import quoted_literals, quotes
+
+    assert quoted_literals("What is this KESTREL PROTECT charge on my bank statement?") == ["KESTREL PROTECT"]
+    assert quoted_literals('Alexa says "Thermostat is not responding"') == ["Thermostat is not responding"]
+    # a question written in capitals, initialisms and short capital words are not quotes
+    assert quoted_literals("HOW DO I RESET MY HUB") == []
+    assert quoted_literals("I have a TV and AC in the UK") == []
+    # capitals are matched as written; quoted text in any case
+    assert quotes("Renewals appear as KESTREL PROTECT followed by the plan name", "KESTREL PROTECT")
+    assert not quotes("Kestrel Protect plans", "KESTREL PROTECT")
+    assert quotes('Alexa answers "thermostat is not\nresponding"', "Thermostat is not responding")
