@@ -407,7 +407,8 @@ def compared(question: str) -> tuple[str, str] | None:
         m = pattern.search(question)
         if m:
             a, b = m.group("a").strip(), m.group("b").strip()
-            if content_terms(a) and content_terms(b) and set(content_terms(a)) != set(content_terms(b)):
+            ta, tb = set(content_terms(a)), set(content_terms(b))
+            if ta and tb and ta != tb:
                 return a, b
     return None
 

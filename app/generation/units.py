@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.generation.answerability import constraint_terms
-from app.generation.compose import intent
+from app.generation.compose import blocks, intent
 from app.generation.text import (
     _BULLET,
     compared,
@@ -351,20 +351,8 @@ def defines(text: str, section_path: Sequence[str], code: str) -> bool:
 
 def _compares(group: list[tuple[int, RankedChunk]], sides: tuple[str, str]) -> bool:
     """Whether a table of the group's chunks names both ``sides`` (see :func:`app.generation.text.comparison_rows`)."""
-    for _, rc in group:
-        lines = rc.chunk.text.splitlines()
-        i = 0
-        while i < len(lines):
-            if lines[i].strip().startswith("|"):
-                j = i
-                while j < len(lines) and lines[j].strip().startswith("|"):
-                    j += 1
-                if comparison_rows([ln.strip() for ln in lines[i:j]], sides):
-                    return True
-                i = j
-            else:
-                i += 1
-    return False
+    return any(blk.kind == "table" and comparison_rows(blk.lines, sides)
+               for _, rc in group for blk in blocks(rc.chunk.text, rc.chunk.section))
 
 
 def _has_form(sentences: list[str], form: re.Pattern[str], q_terms: set[str]) -> bool:
