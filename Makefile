@@ -67,7 +67,7 @@ bench-retrieval: install ## retrieval quality on the eval sets (LODO BM25 table,
 
 bench-ingest: ## ingest the enterprise document set vs a Haystack peer: states, reasons, throughput, stage shares, RSS; restart recovery and fairness
 	@KBQA_EXTRAS=dev,bench bash scripts/install.sh
-	@$(PY) benchmarks/bench_ingest.py
+	@$(PY) benchmarks/bench_ingest.py --same-work
 	@$(PY) benchmarks/bench_query_during_ingest.py
 	@$(PY) benchmarks/bench_ingest_recovery.py
 
