@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from core.figures import units_note
 from core.types import Element
@@ -177,6 +177,15 @@ def _sections(elements: Sequence[Element], target: int, table_max: int, count: C
     return [s for s in sections if s.units]
 
 
+def _headings_as_text(elements: Sequence[Element]) -> list[Element]:
+    """A document's headings as body text under their parents (a heading is not repeated as its own breadcrumb)."""
+    return [
+        replace(el, kind="text", section_path=el.section_path[:-1])
+        for el in elements
+        if el.kind == "title" and el.text.strip()
+    ]
+
+
 def _merge_small(sections: list[_Section], target: int, count: Callable[[str], int]) -> list[_Section]:
     """Merge runs of neighbouring sections under the same (non-empty) parent heading while they fit in one chunk."""
     out: list[_Section] = []
@@ -283,9 +292,10 @@ def chunk_elements(
     """Group parser elements into retrieval chunks (see the module docstring for the rules)."""
     if overlap_tokens >= target_tokens:
         raise ValueError("overlap_tokens must be smaller than target_tokens")
-    sections = _merge_small(
-        _sections(elements, target_tokens, table_max_tokens, count_tokens), target_tokens, count_tokens
-    )
+    found = _sections(elements, target_tokens, table_max_tokens, count_tokens)
+    if not found:  # headings and nothing under them (a page that is one title): the headings are its text
+        found = _sections(_headings_as_text(elements), target_tokens, table_max_tokens, count_tokens)
+    sections = _merge_small(found, target_tokens, count_tokens)
     drafts: list[ChunkDraft] = []
     for section in sections:
         for units in _pack(section, target_tokens, overlap_tokens, count_tokens):

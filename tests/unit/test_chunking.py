@@ -190,3 +190,18 @@ def test_a_merged_subsection_that_goes_on_is_named_in_the_next_chunk() -> None:
     second = drafts[1].text.split("\n\n")
     assert second[:3] == ["Guide > Resetting", "Factory reset of the Hub", "Reset sentence number 2 has several words."]
     assert second[3] == "All accessories must be paired again after a factory reset."
+
+
+def test_a_document_of_headings_only_is_chunked_from_its_headings() -> None:
+    # an HTML page that is one <h3> (a filing's title): its text is the heading, not "no text could be extracted"
+    only = "Jahresabschluss zum Geschäftsjahr vom 01.01.2020 bis zum 31.12.2020"
+    (draft,) = chunk([title(only, 3, (only,))])
+    assert draft.text == only and draft.section_path == ()
+    drafts = chunk([title("Guide", 1, ("Guide",)), title("Setup", 2, ("Guide", "Setup"))])
+    # an outline: each heading is text under its parent, which stays its breadcrumb
+    assert [(d.section_path, d.text) for d in drafts] == [((), "Guide"), (("Guide",), "Guide\n\nSetup")]
+
+
+def test_headings_without_body_are_not_chunks_when_the_document_has_body_text() -> None:
+    drafts = chunk([title("Empty", 1, ("Empty",)), title("Full", 1, ("Full",)), para("Some words here.", ("Full",))])
+    assert [d.text for d in drafts] == ["Full\n\nSome words here."]
