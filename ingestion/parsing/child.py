@@ -71,6 +71,7 @@ PRELOAD = (
     "ingestion.parsing.parts",
     "pikepdf",
     "pdfplumber",
+    "pypdfium2",
     "docx",
     "pptx",
     "openpyxl",

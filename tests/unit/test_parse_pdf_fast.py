@@ -1,0 +1,128 @@
+"""PDF pages without table ruling are read by PDFium, and give the lines pdfplumber gives; pages that may hold a ruled
+table, and rotated text, are still read by pdfplumber, which finds the tables."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ingestion.parsing import pdf
+
+pytestmark = pytest.mark.unit
+
+DEMO_PDF = Path(__file__).resolve().parents[2] / "demo" / "kb" / "troubleshooting-guide.pdf"
+
+
+def _pages(data: bytes) -> tuple[Any, Any]:
+    import pdfplumber
+    import pypdfium2
+
+    return pdfplumber.open(io.BytesIO(data)), pypdfium2.PdfDocument(data)
+
+
+def _text_pdf() -> bytes:
+    pytest.importorskip("reportlab")
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    buf = io.BytesIO()
+    c = canvas.Canvas(buf, pagesize=A4)
+    c.setFont("Helvetica-Bold", 18)
+    c.drawString(72, 780, "Resetting the hub")
+    c.setFont("Helvetica", 10)
+    c.drawString(72, 750, "Hold the button for ten seconds until the light blinks.")
+    c.drawString(72, 736, "The hub restarts and keeps its devices.")
+    # words placed apart with no space character between them: a word break all the same
+    c.drawString(72, 700, "Serial")
+    c.drawString(110, 700, "number")
+    c.drawString(72, 680, "Subscript H")
+    c.setFont("Helvetica", 6)
+    c.drawString(129, 678, "2")
+    c.setFont("Helvetica", 10)
+    c.drawString(135, 680, "O and the filter")
+    c.showPage()
+    c.save()
+    return buf.getvalue()
+
+
+def _table_pdf() -> bytes:
+    pytest.importorskip("reportlab")
+    from reportlab.lib import colors
+    from reportlab.lib.pagesizes import A4
+    from reportlab.platypus import SimpleDocTemplate, Table, TableStyle
+
+    buf = io.BytesIO()
+    table = Table([["Code", "Meaning"], ["E19", "Card unreadable"], ["E31", "Low voltage"]])
+    table.setStyle(TableStyle([("GRID", (0, 0), (-1, -1), 0.5, colors.black)]))
+    SimpleDocTemplate(buf, pagesize=A4).build([table])
+    return buf.getvalue()
+
+
+def _rows(lines: list[pdf._Line]) -> list[tuple[str, float, float, float, float]]:
+    return [(ln.text, ln.size, round(ln.top, 1), round(ln.bottom, 1), round(ln.x0, 1)) for ln in lines]
+
+
+def test_a_page_without_ruling_gives_pdfplumbers_lines_from_pdfium() -> None:
+    plumber, fast = _pages(_text_pdf())
+    slow_lines, slow_images = pdf._page_lines(plumber.pages[0], 1)
+    found = pdf._fast_page_lines(fast[0], 1)
+    assert found is not None, "a page of text alone is read by PDFium"
+    lines, images = found
+    assert images is slow_images is False
+    texts = [ln.text for ln in lines]
+    assert texts[:3] == ["Resetting the hub", "Hold the button for ten seconds until the light blinks.",
+                         "The hub restarts and keeps its devices."]
+    assert "Serial number" in texts
+    assert "Subscript H O and the filter" in texts and "2" in texts  # the subscript is a line of its own, as before
+    # sizes, tops, bottoms and left edges as pdfminer computes them (within rounding), so headings, paragraphs and
+    # list items come out the same
+    for mine, theirs in zip(_rows(lines), _rows(slow_lines), strict=True):
+        assert mine[1] == theirs[1]
+        assert mine[2:] == pytest.approx(theirs[2:], abs=0.6)
+
+
+def test_the_demo_manual_parses_to_the_same_elements_either_way(monkeypatch: pytest.MonkeyPatch) -> None:
+    data = DEMO_PDF.read_bytes()
+    fast = [(e.kind, e.level, e.page, e.text) for e in pdf.parse_pdf(data).elements]
+    monkeypatch.setattr(pdf, "_fast_page_lines", lambda page, number: None)
+    slow = [(e.kind, e.level, e.page, e.text) for e in pdf.parse_pdf(data).elements]
+    assert fast == slow
+
+
+def test_a_page_that_may_hold_a_ruled_table_is_left_to_pdfplumber() -> None:
+    data = _table_pdf()
+    _, fast = _pages(data)
+    assert pdf._fast_page_lines(fast[0], 1) is None
+    doc = pdf.parse_pdf(data)
+    tables = [e for e in doc.elements if e.kind == "table"]
+    assert len(tables) == 1 and "E19" in tables[0].text and "Card unreadable" in tables[0].text
+
+
+def test_edges_are_counted_in_their_orientation_on_the_page() -> None:
+    acc = [0, 0, 0]
+    pdf._count_edge((0.0, 0.0), (50.0, 0.0), acc)  # across
+    pdf._count_edge((0.0, 0.0), (0.0, 50.0), acc)  # down
+    pdf._count_edge((0.0, 0.0), (30.0, 40.0), acc)  # slanted: no table edge
+    pdf._count_edge((0.0, 0.0), (0.4, 0.0), acc)  # a dot: too short even to join into one
+    assert acc == [1, 1, 0]
+
+
+def test_rotated_text_is_left_to_pdfplumber() -> None:
+    pytest.importorskip("reportlab")
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    buf = io.BytesIO()
+    c = canvas.Canvas(buf, pagesize=A4)
+    c.saveState()
+    c.translate(300, 400)
+    c.rotate(90)
+    c.drawString(0, 0, "Sideways label")
+    c.restoreState()
+    c.showPage()
+    c.save()
+    _, fast = _pages(buf.getvalue())
+    assert pdf._fast_page_lines(fast[0], 1) is None
