@@ -599,7 +599,39 @@ class PdfPart:
         )
 
 
-def _read_page(pdf: Any, fast: Any, index: int) -> tuple[list[_Line], bool]:
+class _Plumber:
+    """pdfplumber's view of the PDF, opened on first use: pdfminer enumerates every page of the file on opening (about
+    a second for 600 pages, paid again by every part of a long PDF), so a file whose pages PDFium reads alone never
+    opens it. A file pdfminer cannot read is repaired by pikepdf once (``data`` is then the repaired file)."""
+
+    def __init__(self, data: bytes, file_warnings: list[str]) -> None:
+        self.data = data
+        self._warnings = file_warnings
+        self._pdf: Any = None
+
+    def pdf(self) -> Any:
+        if self._pdf is None:
+            import pdfplumber
+
+            logging.getLogger("pdfminer").setLevel(logging.ERROR)
+            try:
+                self._pdf = pdfplumber.open(io.BytesIO(self.data))
+                _ = len(self._pdf.pages)
+            except Exception:  # noqa: BLE001 - pdfminer cannot read it: try pikepdf's repair once
+                fixed = _repaired(self.data)
+                if fixed is None:
+                    raise parse_failed("corrupt PDF: the file structure cannot be read") from None
+                self._warnings.append("PDF structure was damaged and has been repaired")
+                self.data = fixed
+                self._pdf = pdfplumber.open(io.BytesIO(fixed))
+        return self._pdf
+
+    def close(self) -> None:
+        if self._pdf is not None:
+            self._pdf.close()
+
+
+def _read_page(plumber: _Plumber, fast: Any, index: int) -> tuple[list[_Line], bool]:
     """Page ``index`` (0-based): by PDFium (``fast``, the same document) when it can read it alone, else pdfplumber."""
     if fast is not None:
         page = fast[index]
@@ -609,7 +641,7 @@ def _read_page(pdf: Any, fast: Any, index: int) -> tuple[list[_Line], bool]:
             page.close()
         if found is not None:
             return found
-    page = pdf.pages[index]
+    page = plumber.pdf().pages[index]
     try:
         return _page_lines(page, index + 1)
     finally:
@@ -620,36 +652,30 @@ def read_pages(data: bytes, first: int = 1, last: int | None = None) -> PdfPart:
     """Read pages ``first`` .. ``last`` (1-based, inclusive; ``None``: to the end) of a PDF into a :class:`PdfPart`.
     The page limit applies to the whole document, whichever part is read; progress is reported as pages of the whole
     document (``130 of 300``)."""
-    import pdfplumber
-
-    logging.getLogger("pdfminer").setLevel(logging.ERROR)
     page_count, data, file_warnings = _open_checked(data)
     if page_count is not None:
         parse_progress.check_pages(page_count)
-    try:
-        pdf = pdfplumber.open(io.BytesIO(data))
-        _ = len(pdf.pages)
-    except Exception:  # noqa: BLE001 - pdfminer cannot read it: try pikepdf's repair once
-        fixed = _repaired(data)
-        if fixed is None:
-            raise parse_failed("corrupt PDF: the file structure cannot be read") from None
-        file_warnings.append("PDF structure was damaged and has been repaired")
-        data = fixed
-        pdf = pdfplumber.open(io.BytesIO(fixed))
-    lines: list[_Line] = []
-    warnings: list[str] = []
+    plumber = _Plumber(data, file_warnings)
     scans = _PageOcr(data)
-    with pdf:
-        total = len(pdf.pages)
+    try:
+        fast = scans.document()
+        if fast is None or (page_count is not None and len(fast) != page_count):
+            fast = None  # PDFium cannot open it, or reads its page tree differently: pdfplumber alone, as before
+            plumber.pdf()
+            if plumber.data is not data:  # repaired: OCR renders the repaired file
+                scans.close()
+                scans = _PageOcr(plumber.data)
+        total = len(fast) if fast is not None else len(plumber.pdf().pages)
         parse_progress.check_pages(total)
         start = max(1, first)
         end = total if last is None else min(last, total)
-        fast = scans.document()
-        if fast is not None and len(fast) != total:  # the two read the page tree differently: pdfplumber alone
-            fast = None
+        lines: list[_Line] = []
+        warnings: list[str] = []
         for i in range(start - 1, end):
             try:
-                page_lines, images = _read_page(pdf, fast, i)
+                page_lines, images = _read_page(plumber, fast, i)
+            except AppError:
+                raise
             except Exception as exc:  # noqa: BLE001 - one broken page must not lose the others
                 warnings.append(f"page {i + 1} could not be read ({type(exc).__name__})")
                 continue
@@ -657,8 +683,13 @@ def read_pages(data: bytes, first: int = 1, last: int | None = None) -> PdfPart:
                 page_lines = [ln for ln in page_lines if ln.table is not None] + scans.read(i)
             lines.extend(page_lines)
             parse_progress.report(i + 1, total)
-        title = metadata_title((pdf.metadata or {}).get("Title"))
-    scans.close()
+        if fast is not None:
+            title = metadata_title(fast.get_metadata_dict(skip_empty=True).get("Title"))
+        else:
+            title = metadata_title((plumber.pdf().metadata or {}).get("Title"))
+    finally:
+        plumber.close()
+        scans.close()
     return PdfPart(
         first=start,
         last=end,
