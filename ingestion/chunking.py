@@ -18,6 +18,7 @@ tell which policy a passage belongs to. It costs a few tokens per chunk and is c
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -292,6 +293,9 @@ def chunk_elements(
     """Group parser elements into retrieval chunks (see the module docstring for the rules)."""
     if overlap_tokens >= target_tokens:
         raise ValueError("overlap_tokens must be smaller than target_tokens")
+    # the rules below count many texts more than once (a sentence, then the same sentence as a piece): 55,306 counts
+    # of 31,281 distinct texts for a 619-page manual
+    count_tokens = functools.lru_cache(maxsize=None)(count_tokens)
     found = _sections(elements, target_tokens, table_max_tokens, count_tokens)
     if not found:  # headings and nothing under them (a page that is one title): the headings are its text
         found = _sections(_headings_as_text(elements), target_tokens, table_max_tokens, count_tokens)

@@ -48,6 +48,22 @@ def test_count_tokens_uses_the_model_tokenizer(embedder: Embedder) -> None:
     assert embedder.count_tokens("unbelievably") > 1  # WordPiece splits it
 
 
+def test_counts_are_the_model_tokenizers_whole_counts_after_it_encoded_and_from_many_threads(
+    embedder: Embedder,
+) -> None:
+    """The count comes from a private copy of the tokenizer: the model's own keeps the truncation of its last encode
+    (128 or 256 tokens), which must not cut the count of a long text short."""
+    long_text = "The Kestrel Hub restarts after a firmware update and keeps its paired devices. " * 60
+    embedder.embed_documents([long_text])  # leaves truncation set on the model's tokenizer
+    tokenizer = embedder._query_model.tokenizer  # type: ignore[attr-defined]
+    texts = [long_text, "naïve café ﬁlter 😀", "hello world", "", "x" * 3000]
+    expected = [len(tokenizer(t, add_special_tokens=False)["input_ids"]) for t in texts]
+    assert expected[0] > 900
+    with ThreadPoolExecutor(4) as pool:
+        counted = list(pool.map(embedder.count_tokens, texts * 8))
+    assert counted == expected * 8
+
+
 def test_concurrent_queries_match_serial(embedder: Embedder) -> None:
     texts = [f"question number {i} about invoices" for i in range(8)]
     serial = np.stack([embedder.embed_query(t) for t in texts])
