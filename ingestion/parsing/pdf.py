@@ -425,8 +425,13 @@ def _emit(lines: list[_Line], builder: ElementBuilder) -> None:
             continue
         height = max(ln.bottom - ln.top, 1.0)
         item = _LIST_ITEM.match(ln.text)
-        # a numbered or bulleted line starts a list item unless it continues a sentence ("... within\n5 days.")
-        starts_item = item is not None and (not para or para[-1].rstrip().endswith((".", ":", "!", "?", ")")))
+        # a numbered or dashed line starts a list item unless it continues a sentence ("... within\n5 days."); a bullet
+        # glyph always does (items without a full stop: "• Quick start card" under "• Metal wall plate ...")
+        starts_item = item is not None and (
+            not para
+            or para[-1].rstrip().endswith((".", ":", "!", "?", ")"))
+            or _BULLET_GLYPH.match(ln.text) is not None
+        )
         new_para = (
             prev is None
             or starts_item
@@ -453,6 +458,8 @@ def _emit(lines: list[_Line], builder: ElementBuilder) -> None:
 #: "1 Check ...", "2. Check ...", "3) ...", "• ...", "- ...", "(cid:127) ..." (a bullet glyph the font does not map): a
 #: list item's first line
 _LIST_ITEM = re.compile(r"^(\d{1,2}[.)]?(?=\s+[A-Z])|(?:[•▪◦‣●○■–\-*]|\(cid:\d+\))(?=\s*\S))\s*")
+#: A bullet that no sentence goes on with (a digit, a dash or an asterisk at a line's start can)
+_BULLET_GLYPH = re.compile(r"^(?:[•▪◦‣●○■]|\(cid:\d+\))\s*\S")
 
 
 def _is_heading(ln: _Line, body: float, letters: int = 2) -> bool:

@@ -460,3 +460,30 @@ def test_an_unruled_pdf_statement_becomes_a_table_of_figures_under_their_years(t
     texts = [e.text for e in doc.elements if e.kind == "text"]
     assert any("approved by the board" in t for t in texts) and any("tax charge" in t for t in texts)
     assert not any("294,866" in t for t in texts)
+
+
+def test_pdf_bullets_without_full_stops_are_separate_list_items(tmp_path: Path) -> None:
+    """A bullet glyph at a line's start begins an item even when the item before it has no full stop ("• Quick start
+    card" under "• Metal wall plate ..."); a line that starts with a number still continues a sentence that has not
+    ended ("... within" / "5 days.")."""
+    pytest.importorskip("reportlab")
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    path = tmp_path / "box.pdf"
+    c = canvas.Canvas(str(path), pagesize=A4)
+    c.setFont("Helvetica-Bold", 14)
+    c.drawString(72, 780, "What is in the box")
+    c.setFont("Helvetica", 10)
+    for i, item in enumerate(["Kestrel Cam 2 with magnetic stand", "USB-C power adapter with a 3 m cable",
+                              "Quick start card"]):
+        c.drawString(72, 756 - 18 * i, f"\u2022 {item}")
+    c.drawString(72, 690, "Refunds are issued within")
+    c.drawString(72, 678, "5 days of receiving the item.")
+    c.showPage()
+    c.save()
+    doc = parse_in_process(path)
+    items = [e.text for e in doc.elements if e.kind == "list_item"]
+    assert items == ["Kestrel Cam 2 with magnetic stand", "USB-C power adapter with a 3 m cable", "Quick start card"]
+    assert any(e.kind == "text" and e.text == "Refunds are issued within 5 days of receiving the item."
+               for e in doc.elements)
