@@ -101,6 +101,10 @@ from retrieval.protocols import Embedder
 #: were: demo section cited 0.840 -> 0.847 (facts 0.789, unanswerable 0.861, follow-ups 0.778); doc2dial unchanged.
 #: ``quotes`` (0.75; 0 before), end to end: demo section cited 0.847 -> 0.853, facts 0.789 -> 0.792 (unanswerable
 #: 0.861, follow-ups 0.778 unchanged); doc2dial 0.887 / 0.786 and SQuAD v2 dev-half (0.91 / 0.03 / 0.255) unchanged.
+#: ``shape`` counts numbered steps and bulleted sentences, no longer any bulleted line: once PDF bullets were read as
+#: "•" list items (they were "(cid:127)" text), a manual's "What is in the box" list gave its opening section
+#: ``shape`` and it won the offline question. Demo support set and doc2dial identical (0.853 / 0.792 / 0.861 / 0.778;
+#: 0.887 / 0.786), with the how-to rule of :func:`alternative`.
 WEIGHTS: dict[str, float] = {
     "rank": 0.25, "coverage": 1.0, "heading": 0.5, "vector": 1.0, "pinned": 1.0,
     "sentence": 2.0, "label": 0.0, "shape": 0.25, "context": 1.0, "phrase": 1.0, "heading_phrase": 0.5,
@@ -265,7 +269,7 @@ def rank_units(
         heading = set(heading_seq)
         pairs = set().union(*(_pairs(seq) for seq in seqs))
         vectors = [rc.scores["vector"] for _, rc in g if "vector" in rc.scores]
-        lists = sum(1 for _, rc in g for ln in rc.chunk.text.splitlines() if _BULLET.match(ln.strip()))
+        lists = sum(1 for _, rc in g for ln in rc.chunk.text.splitlines() if _is_step(ln.strip()))
         feats.append({
             "rank": 1.0 / (1 + min(r for r, _ in g)),
             "coverage": sum(idf[t] for t in q_terms & terms) / norm,
@@ -298,6 +302,15 @@ def rank_units(
         units.append(AnswerUnit(ordered, round(score, 4), f))
     units.sort(key=lambda u: -u.score)
     return units
+
+
+def _is_step(line: str) -> bool:
+    """A list line of the kind a how-to question's ``shape`` looks for: a numbered item ("2) Wait"), or a bulleted one
+    written as a sentence ("- Upgrading takes effect immediately."). A bulleted name or noun phrase is an inventory or
+    a menu ("What is in the box": "- Quick start card"), not something to do: with it, a manual's opening section won
+    "My Kestrel Cam 2 keeps going offline at night. What should I check?" over the offline checks."""
+    m = _BULLET.match(line)
+    return m is not None and (line[0].isdigit() or line.rstrip().endswith((".", "!", "?")))
 
 
 #: A code as products and error tables write one: letters then digits, a hyphen between them or not ("E19",
@@ -407,11 +420,19 @@ ALTERNATIVE_RATIO = 0.9
 
 def alternative(units: Sequence[AnswerUnit], ratio: float | None = None) -> AnswerUnit | None:
     """The runner-up unit when it scores at least ``ratio`` (default ``ALTERNATIVE_RATIO``) x the best (a close
-    call), else None."""
+    call), else None. When the best answers a how-to question with steps (``shape``), a runner-up without steps must
+    hold a sentence closer to the question than any of the best's (``sentence``): a prose instruction ("press the
+    button next to the microSD slot for 10 seconds") adds a point, a manual's overview ("... with 2K video, night
+    vision ...") under the offline checks does not."""
     ratio = ALTERNATIVE_RATIO if ratio is None else ratio
     if len(units) < 2 or units[0].score <= 0 or units[1].score < ratio * units[0].score:
         return None
-    return units[1]
+    best, runner_up = units[0], units[1]
+    if best.features.get("shape") and not runner_up.features.get("shape") and (
+        runner_up.features.get("sentence", 0.0) <= best.features.get("sentence", 0.0)
+    ):
+        return None
+    return runner_up
 
 
 def unit_first(

@@ -256,6 +256,34 @@ def test_a_close_runner_up_section_is_offered_too_a_distant_one_is_not() -> None
     assert prompt_parts(best, close) == {"c1": "answer", "c2": "alternative"}
 
 
+def test_a_how_to_answer_with_steps_takes_a_runner_up_without_steps_only_for_a_closer_sentence() -> None:
+    from app.generation.units import AnswerUnit, alternative
+
+    def unit(score: float, cid: str, shape: float, sentence: float) -> AnswerUnit:
+        return AnswerUnit((rc(cid, OFFLINE, ("Guide", cid), doc=cid),), score, {"shape": shape, "sentence": sentence})
+
+    steps = unit(2.87, "offline", 1.0, 0.575)
+    overview = unit(2.83, "manual", 0.0, 0.566)  # "an indoor camera with 2K video, night vision ..."
+    instruction = unit(2.83, "reset", 0.0, 0.74)  # "press the button next to the microSD slot for 10 seconds"
+    other_steps = unit(2.83, "wifi", 1.0, 0.5)
+    assert alternative([steps, overview]) is None
+    assert alternative([steps, instruction]) is instruction
+    assert alternative([steps, other_steps]) is other_steps
+    assert alternative([unit(2.87, "fact", 0.0, 0.5), overview]) is overview  # no steps: a close call as before
+
+
+def test_how_to_shape_counts_numbered_steps_and_bulleted_sentences_not_a_bulleted_inventory() -> None:
+    q = "My camera keeps going offline. What should I check?"
+    box = rc("b1", "Camera Manual\n\nThe camera goes offline rarely.\n\nWhat is in the box\n\n- Camera with stand\n"
+             "- USB-C power adapter\n- Quick start card", ("Camera Manual",), doc="d1")
+    bulleted = rc("b2", "Billing > Changing plans\n\n- Upgrading takes effect immediately.\n"
+                  "- Downgrading takes effect at the start of the next period.", ("Billing", "Changing plans"),
+                  doc="d2")
+    numbered = rc("b3", OFFLINE, ("Troubleshooting Guide", "A device shows as offline"), doc="d3")
+    shape = {u.document_id: u.features["shape"] for u in rank_units(q, [box, bulleted, numbered])}
+    assert shape == {"d1": 0.0, "d2": 1.0, "d3": 1.0}
+
+
 @pytest.mark.asyncio
 async def test_the_runner_up_adds_its_best_point_under_its_own_section() -> None:
     from app.generation.units import prompt_parts, unit_first
