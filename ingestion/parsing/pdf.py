@@ -178,7 +178,8 @@ def _count_edge(p: tuple[float, float], q: tuple[float, float], acc: list[int]) 
 
 def _fast_page_lines(page: Any, number: int) -> tuple[list[_Line], bool] | None:
     """The text lines of one PDFium page and whether it has images, as :func:`_page_lines` gives them; None when the
-    page needs pdfplumber: it has ruling enough for a table, or text that is not upright."""
+    page needs pdfplumber: it has ruling enough for a table, or text that is not upright. A page shown turned
+    (/Rotate) is read in its own upright coordinates, line by line (pdfminer reads it turned, a word per line)."""
     import pypdfium2.raw as raw
 
     acc = [0, 0, 0]  # horizontal edges, vertical edges, images

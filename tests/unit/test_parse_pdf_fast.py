@@ -126,3 +126,17 @@ def test_rotated_text_is_left_to_pdfplumber() -> None:
     c.save()
     _, fast = _pages(buf.getvalue())
     assert pdf._fast_page_lines(fast[0], 1) is None
+
+
+def test_a_page_shown_turned_is_read_in_its_own_upright_lines() -> None:
+    """/Rotate 90 turns the page on screen only; its text runs upright in the page's own coordinates. pdfminer reads it
+    turned (a word or two per line: "Subscript Serial", "The Hold"); PDFium reads it line by line."""
+    import pikepdf
+
+    with pikepdf.open(io.BytesIO(_text_pdf())) as doc:
+        doc.pages[0].Rotate = 90
+        out = io.BytesIO()
+        doc.save(out)
+    elements = pdf.parse_pdf(out.getvalue()).elements
+    assert (elements[0].kind, elements[0].text) == ("title", "Resetting the hub")
+    assert elements[1].text.startswith("Hold the button for ten seconds until the light blinks.")
