@@ -157,6 +157,16 @@ def private_counter(tokenizer: Any) -> Any:
     return counter
 
 
+def count_with(counter: Any, tokenizer: Any, lock: PriorityLock, text: str) -> int:
+    """Tokens of ``text`` (no special tokens): with the :func:`private_counter` ``counter``, lock-free; without one
+    (a slow tokenizer), with the model's ``tokenizer`` under its ``lock`` (urgent: the chunker and prompt assembly
+    wait on it)."""
+    if counter is not None:
+        return len(counter.encode(text, add_special_tokens=False).ids)
+    with lock.hold(urgent=True):
+        return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+
 def _normalise(vectors: Any, dim: int) -> np.ndarray:
     arr = np.asarray(vectors, dtype=np.float32).reshape(-1, dim)
     norms = np.linalg.norm(arr, axis=1, keepdims=True)
@@ -214,10 +224,7 @@ class SentenceTransformerEmbedder:
             return self._encode(list(texts), self._query_model)
 
     def count_tokens(self, text: str) -> int:
-        if self._counter is not None:  # lock-free: the chunker no longer waits on the query side's lock
-            return len(self._counter.encode(text, add_special_tokens=False).ids)
-        with self._query_lock.hold(urgent=True):  # short; the chunker and prompt assembly both wait on it
-            return len(self._query_model.tokenizer(text, add_special_tokens=False)["input_ids"])
+        return count_with(self._counter, self._query_model.tokenizer, self._query_lock, text)
 
 
 class FlagEmbedder:
@@ -289,10 +296,7 @@ class FlagEmbedder:
             return _normalise(self._query_model.encode_corpus(list(texts), batch_size=self.batch_size), self.dim)
 
     def count_tokens(self, text: str) -> int:
-        if self._counter is not None:
-            return len(self._counter.encode(text, add_special_tokens=False).ids)
-        with self._query_lock.hold(urgent=True):
-            return len(self._query_model.tokenizer(text, add_special_tokens=False)["input_ids"])
+        return count_with(self._counter, self._query_model.tokenizer, self._query_lock, text)
 
 
 def build_embedder(
