@@ -178,5 +178,19 @@ class ElementBuilder:
         if md:
             self.elements.append(Element("table", md, page=page, section_path=self.section_path))
 
-    def first_title(self) -> str:
-        return next((e.text for e in self.elements if e.kind == "title"), "")
+    def first_title(self, preamble_words: int = 12) -> str:
+        """The document's title: its first heading, when at most ``preamble_words`` words of text come before it (a
+        "Draft" line, a cover page's running head); "" otherwise, and the pipeline titles the document by its file
+        name. A heading that follows the body's opening paragraph titles its own section, not the document: a help
+        page exported without its page title, starting "After you sell or give away a vehicle, you can transfer the
+        registration ...", was titled by its third paragraph's heading, "Bring these items to a DMV office", and its
+        opening passage (the answer to "do I need the title to transfer a registration to another car?") was cited
+        under that name."""
+        words = 0
+        for e in self.elements:
+            if e.kind == "title":
+                return e.text
+            words += len(e.text.split())
+            if words > preamble_words:
+                return ""
+        return ""

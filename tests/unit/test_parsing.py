@@ -292,6 +292,28 @@ def test_plain_text_headings_become_sections(tmp_path: Path) -> None:
     assert not any("What You Need" in e.text for e in doc.elements if e.kind == "text")
 
 
+@pytest.mark.parametrize(("name", "text", "title"), [
+    # a page exported without its title: the heading further down titles its own section, the file names the document
+    ("how-to-transfer-a-registration.txt",
+     "After you sell or give away a vehicle, you can transfer the registration and plates to another vehicle.\n\n"
+     "Bring these items to a DMV office\n"
+     "The original title or other proof of ownership, and your current insurance card for the new vehicle.\n",
+     "how-to-transfer-a-registration"),
+    ("setup.md", "Read this first: the hub needs a 2.4 GHz network, and your phone must be on the same network while "
+     "you pair it.\n\n## Pairing\n\nHold the button for 5 seconds.\n", "setup"),
+    # a line above the first heading is no body yet
+    ("guide.md", "Draft, do not share.\n\n# Kestrel Hub Guide\n\n## Pairing\n\nHold the button for 5 seconds.\n",
+     "Kestrel Hub Guide"),
+])
+def test_a_document_is_titled_by_its_opening_heading_else_its_file_name(
+    tmp_path: Path, name: str, text: str, title: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(text)
+    doc = parse_file(path)
+    assert doc.title == title
+
+
 @pytest.mark.parametrize("text", [
     WRAPPED + "\n" + WRAPPED,  # hard-wrapped prose: lines start with capitals and end without a full stop
     "Milk\nEggs\nBread\nButter And Cheese\nApples\n",  # a list of short lines
