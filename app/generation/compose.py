@@ -85,6 +85,22 @@ def asks_nothing_of_its_own(question: str) -> bool:
     return m is not None and not _QUESTION_WORD.search(question[m.end():])
 
 
+#: Where a question that asks two things starts its second ask: a question word after a question mark, "and" or a
+#: semicolon ("What size SD card should I buy, and how many days fit on 64GB?", "How big is the hub? Will it fit on a
+#: bookshelf"); not after a bare comma ("If it arrived broken, can I return it?" asks one thing).
+_SECOND_ASK = re.compile(r"(?:\?\s+|,?\s+and\s+|;\s+)(?=(?:how|what|when|where|which|who|why|is|are|can|could|"
+                         r"do|does|did|will|would|should)\b)", re.IGNORECASE)
+
+
+def asks(question: str) -> list[str]:
+    """The separate things ``question`` asks, each of at least three words ("What size SD card should I buy for the
+    cam" and "how many days fit on 64GB"); one item when it asks one thing."""
+    own, _ = split_context(question.strip())
+    parts = [p.strip(" ?,.;") for p in _SECOND_ASK.split(own)]
+    found = [p for p in parts if len(p.split()) >= 3 and _QUESTION_WORD.search(p)]
+    return found if len(found) > 1 else [own]
+
+
 @dataclass(slots=True)
 class Block:
     """A structural piece of a passage: a paragraph, a list (its items in order), a table (its lines) or a heading."""
@@ -146,6 +162,8 @@ def _looks_like_para_start(line: str) -> bool:
 
 
 Scorer = Callable[[Sequence[str]], list[float]]
+#: Scores texts against a question of its own (one ask of a question that asks two things).
+AskScorer = Callable[[str, Sequence[str]], list[float]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,7 +332,7 @@ def _render(pieces: Sequence[Piece], limit: int) -> list[str] | None:
 def compose(
     question: str, unit: Sequence[Passage], others: Sequence[Passage], label: str, *, scorer: Scorer | None = None,
     whole_limit: int = 10, max_following: int = 2, want: Intent | None = None, explain_ratio: float = 0.7,
-    short_paragraph: int = 3, max_rows: int = 12,
+    short_paragraph: int = 3, max_rows: int = 12, ask_scorer: AskScorer | None = None,
 ) -> Composed | None:
     """Compose the answer from ``unit`` (the answering section's passages) and, for one extra point, ``others``.
 
@@ -328,6 +346,9 @@ def compose(
     the unit's table that tell the two apart (at most ``max_rows``).
     ``scorer`` scores candidate sentences against the question (higher is better); without it, the share of the
     question's content terms is used. ``want`` overrides the kind read from the question.
+    A fact or "why" question that asks two things (:func:`asks`: "What size SD card should I buy, and how many days
+    fit on 64GB?") also gets the unit's best sentence or row for each ask (scored by ``ask_scorer``, else by shared
+    content terms), in the unit's order: the best sentence for the whole question answers one ask.
     None when the unit has nothing to quote."""
     subs = subsections(unit)
     if not subs:
@@ -387,6 +408,7 @@ def compose(
                 break
             picked.append(nxt)
         kind = "table_row" if cands[best][2] == "table_row" else "sentences"
+    picked = sorted({*picked, *_per_ask(question, [s for _, s, _ in cands], ask_scorer)})
     body = " ".join(cite(cands[i][1], cands[i][0]) for i in picked)
     text = f"{head}\n{body}"
     used = {cands[i][0] for i in picked}
@@ -396,6 +418,22 @@ def compose(
         text += f"\n\nAlso, from *{src_label}*: {cite(s, n)}" if src_label else f"\n\nAlso: {cite(s, n)}"
         used.add(n)
     return Composed(text, want, kind, sorted(used))
+
+
+def _per_ask(question: str, texts: Sequence[str], ask_scorer: AskScorer | None) -> list[int]:
+    """For a question that asks two or more things (:func:`asks`), the index of the best of ``texts`` for each ask
+    that shares a content term with it; [] for a question that asks one thing."""
+    parts = asks(question)
+    if len(parts) < 2 or not texts:
+        return []
+    out = []
+    for part in parts:
+        terms = set(content_terms(part))
+        scores = ask_scorer(part, texts) if ask_scorer else [_term_score(terms, t) for t in texts]
+        best = max(range(len(texts)), key=lambda i: scores[i])
+        if terms & set(content_terms(texts[best])):
+            out.append(best)
+    return out
 
 
 def secondary(

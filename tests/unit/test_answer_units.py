@@ -682,3 +682,35 @@ def test_text_a_question_quotes_is_matched_word_for_word() -> None:
     assert quotes("Renewals appear as KESTREL PROTECT followed by the plan name", "KESTREL PROTECT")
     assert not quotes("Kestrel Protect plans", "KESTREL PROTECT")
     assert quotes('Alexa answers "thermostat is not\nresponding"', "Thermostat is not responding")
+
+
+MICROSD = (
+    "Cam 2 manual > Recording to a microSD card\n\n"
+    "A microSD card slot is on the bottom of the camera. Kestrel Cam 2 accepts cards from 16 GB up to 256 GB, "
+    "formatted as exFAT or FAT32. With a microSD card, the camera records each motion event locally as a clip of up to "
+    "60 seconds. When the card is full, the oldest clips are overwritten first. A 64 GB card holds about 10 days of "
+    "continuous 2K recording."
+)
+
+
+def test_asks_splits_a_question_that_asks_two_things_and_nothing_else() -> None:
+    from app.generation.compose import asks
+
+    assert asks("What size SD card should I buy for the cam, and how many days fit on 64GB?") == [
+        "What size SD card should I buy for the cam", "how many days fit on 64GB"]
+    assert asks("How big is the hub? Will it fit on a bookshelf") == [
+        "How big is the hub", "Will it fit on a bookshelf"]
+    for one in ("If it arrived broken, can I return it?", "I bought it last week and can I still return it?",
+                "How do I reset the hub?", "Hello, how do I reset it?"):
+        assert len(asks(one)) == 1, one
+
+
+def test_a_fact_question_that_asks_two_things_gets_the_sentence_for_each() -> None:
+    unit = [Passage(1, MICROSD, "Cam 2 manual > Recording to a microSD card")]
+    out = compose("Which SD cards does the Cam 2 accept, and how many days of recording fit on a 64 GB card?", unit, [],
+                  "Cam 2 manual › Recording to a microSD card")
+    assert out is not None
+    assert "16 GB up to 256 GB" in out.text and "about 10 days" in out.text
+    assert out.text.index("16 GB") < out.text.index("10 days")  # in the section's order
+    one = compose("How many days of recording fit on a 64 GB card?", unit, [], "Cam 2 manual")
+    assert one is not None and "16 GB" not in one.text and "about 10 days" in one.text

@@ -206,7 +206,10 @@ class ExtractiveBackend:
         else:
             def scorer(texts: Sequence[str]) -> list[float]:
                 return [float(x) for x in self.score(question, texts)]
-        composed = compose(question, unit, others, unit_label(*first), scorer=scorer)
+        def ask_scorer(ask: str, texts: Sequence[str]) -> list[float]:
+            return [float(x) for x in self.score(ask, texts)]
+
+        composed = compose(question, unit, others, unit_label(*first), scorer=scorer, ask_scorer=ask_scorer)
         if composed is not None:
             extra = also_from(question, composed, unit_of(alt), unit_label(*attrs.get(alt[0][0], ("", ""))),
                               scorer=scorer) if alt else None
