@@ -20,8 +20,16 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.generation.compose import intent
-from app.generation.text import STOPWORDS, content_terms, overlap, split_sentences, stem, strip_breadcrumb
+from app.generation.compose import blocks, intent
+from app.generation.text import (
+    STOPWORDS,
+    content_terms,
+    overlap,
+    split_sentences,
+    stem,
+    strip_breadcrumb,
+    table_sentences,
+)
 from app.generation.text import words as word_list
 from core.types import RankedChunk
 
@@ -329,17 +337,47 @@ def focus_terms(question: str) -> list[str]:
     return found
 
 
-def missing_focus(question: str, unit_text: str) -> list[str]:
-    """Focus terms of ``question`` that ``unit_text`` does not contain (a price question needs an amount of money)."""
+def missing_focus(question: str, unit_text: str, heading: str = "") -> list[str]:
+    """Focus terms of ``question`` that ``unit_text`` does not contain. A price question needs an amount of money in
+    a sentence, list item or table row that names what the question names, there or in the section's ``heading``
+    (:func:`priced`)."""
     unit_terms = set(content_terms(unit_text))
     missing = []
     for term in focus_terms(question):
         if term == "price":
-            if not _MONEY.search(unit_text):
+            if not priced(question, unit_text, heading):
                 missing.append("price")
         elif stem(term) not in unit_terms:
             missing.append(term)
     return missing
+
+
+def priced(question: str, unit_text: str, heading: str = "") -> bool:
+    """Whether a sentence, list item or table row of ``unit_text`` gives an amount of money and, with ``heading`` (the
+    section's title and path), names what the question names (:func:`constraint_terms`: "Kestrel Power Adapter Kit",
+    "Protect Premium", "Canada") wherever the section names it, all words of it but one when there are three or more
+    ("The Power Adapter Kit costs ..." leaves out the brand); a name the section never mentions is reported missing on
+    its own (:func:`missing_constraints`). A section that prices one product does not price another it mentions:
+    "How much does the Kestrel Power Adapter Kit cost on its own?" met a product list naming the kit beside a plan's
+    price and was answered."""
+    whole = f"{heading}\n{unit_text}".lower()
+    whole_tokens = set(_WORD.findall(whole))
+    names = [t for t in constraint_terms(question) if _mentions(t, whole_tokens, whole)]  # the rest: reported missing
+    need = len(names) - 1 if len(names) >= 3 else len(names)  # a long name's brand word may be left out
+    pieces: list[str] = []
+    for blk in blocks(unit_text):
+        if blk.kind == "table":  # a row with its column names: "Monthly price — Protect Plus: 3.99 US dollars; ..."
+            pieces += table_sentences(blk.lines)
+        else:
+            pieces += [s for line in blk.lines for s in split_sentences(line) or [line]]
+    for sentence in pieces:
+        if not _MONEY.search(sentence):
+            continue
+        text = f"{heading}\n{sentence}".lower()
+        tokens = set(_WORD.findall(text))
+        if sum(_mentions(t, tokens, text) for t in names) >= need:
+            return True
+    return False
 
 
 #: A time of day the asker gives ("if I order at 3pm", "around 2am") is their situation: a text that gives a time of
@@ -447,7 +485,11 @@ def assess(question: str, chunks: Sequence[RankedChunk], unit: Any | None, asked
     missing = missing_constraints(asked, text, same_doc)
     howto = _HOWTO_LIKE(asked)
     if not howto:
-        missing += [t for t in missing_focus(asked, text) if t not in missing]
+        heading = " ".join([unit.title, *unit.section_path])
+        focus = missing_focus(asked, text, heading)
+        if missing:  # "the price in Australia", nothing on Australia: that is what the answer lacks, not a price
+            focus = [t for t in focus if t != "price"]
+        missing += [t for t in focus if t not in missing]
     passages = [rc.chunk.text for rc in unit.chunks]
     if intent(asked) == "fact":
         missing += [t for t in missing_negation(asked, passages) if t not in missing]

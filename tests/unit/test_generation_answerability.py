@@ -229,3 +229,21 @@ def test_a_question_that_asks_for_the_opposite_of_what_the_text_says_is_partial(
     assert answerability.missing_opposite("What is the smallest city in Normandy?",
                                           ["The smallest city in Normandy is Y; the largest is Rouen."]) == []
     assert answerability.missing_opposite("Who was the first Norman duke?", ["Rollo was a Norman duke."]) == []
+
+
+def test_a_price_question_needs_the_price_of_what_it_names() -> None:
+    """A section that names the Power Adapter Kit beside another product's price does not price the kit; a plan
+    table's row is read with its column names; a name the section never mentions is reported on its own."""
+    products = ("Our products\n\n- Kestrel Room Sensor and Power Adapter Kit: accessories for Kestrel Thermo.\n"
+                "- Kestrel Protect Plus costs 3.99 US dollars a month.")
+    kit = "How much does the Kestrel Power Adapter Kit cost if I buy it on its own?"
+    assert answerability.missing_focus(kit, products, "About Kestrel > Our products") == ["price"]
+    assert answerability.missing_focus(kit, products + "\n- The Power Adapter Kit costs 19 US dollars.") == []
+    table = ("| | Protect Plus | Protect Premium |\n|---|---|---|\n"
+             "| Monthly price | 3.99 US dollars | 9.99 US dollars |")
+    assert answerability.missing_focus("How much is Protect Premium per month?", table, "Plans at a glance") == []
+    assert answerability.missing_focus("How much is shipping to Canada?",
+                                       "| Destination | Cost |\n|---|---|\n| Canada | 9.95 US dollars |") == []
+    # "in Australia": the section never names it, so only the name is missing, and the price rule leaves it to that
+    assert answerability.missing_constraints("How much is Protect Premium in Australia?", table) == ["australia"]
+    assert answerability.missing_focus("How much is Protect Premium in Australia?", table, "Plans") == []
