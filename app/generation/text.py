@@ -39,6 +39,12 @@ PHRASAL: dict[str, frozenset[str]] = {
     "shut": frozenset({"down"}), "hook": frozenset({"up"}), "plug": frozenset({"in"}), "roll": frozenset({"out"}),
     "break": frozenset({"down"}), "look": frozenset({"up"}), "print": frozenset({"out"}),
 }
+#: Phrasal verbs that mean a plain word the documents use ("send it back" is to return it, "get my money back" a
+#: refund): verb (stem) -> particle -> that word's stem.
+PHRASAL_MEANING: dict[str, dict[str, str]] = {
+    **{verb: {"back": "return"} for verb in ("send", "sent", "ship", "mail", "post", "give", "gave")},
+    "money": {"back": "refund"},
+}
 #: Words that may stand between a phrasal verb and its particle ("set it up", "log me in").
 _PARTICLE_GAP = frozenset(["it", "them", "this", "that", "me", "him", "her", "us", "everything"])
 
@@ -48,7 +54,8 @@ def content_terms(text: str) -> list[str]:
     ("updating" ~ "update", "returned" ~ "return", "charges" ~ "charged"): terms to match, not to show. A degree sign
     reads as "degrees". A phrasal verb of :data:`PHRASAL` reads as its one-word compound: "set it up", "setting up"
     and "setup" are all "setup", "sign in" and "sign-in" are "signin" ("how do I set it up" matches *First-time
-    setup*)."""
+    setup*); one of :data:`PHRASAL_MEANING` reads as the word it means ("send it back" is "return", "my money back"
+    is "refund")."""
     if "°" in text or "º" in text:
         text = _DEGREE.sub(" degrees ", text)
     out = []
@@ -62,7 +69,15 @@ def content_terms(text: str) -> list[str]:
             continue
         term = stem(w)
         particles = PHRASAL.get(term)
-        if particles:
+        meaning = PHRASAL_MEANING.get(term)
+        if meaning:
+            for j in range(i + 1, min(i + 3, len(ws))):
+                if ws[j] in meaning:
+                    term, skip = meaning[ws[j]], j
+                    break
+                if ws[j] not in _PARTICLE_GAP:
+                    break
+        elif particles:
             for j in range(i + 1, min(i + 3, len(ws))):
                 if ws[j] in particles:
                     term, skip = term + ws[j], j

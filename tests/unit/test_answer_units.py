@@ -577,6 +577,18 @@ def test_a_phrasal_verb_reads_as_its_one_word_compound() -> None:
     assert content_terms("turn it on") == ["turn"]
 
 
+def test_a_phrasal_verb_that_means_a_plain_word_reads_as_that_word() -> None:
+    """"send it back" is what a returns policy calls a return, "get my money back" a refund."""
+    from app.generation.text import content_terms
+
+    assert content_terms("how do I send it back?") == content_terms("Returns") == ["return"]
+    assert content_terms("I sent them back last week")[0] == "return"
+    assert content_terms("when do I get my money back") == ["get", "refund"] == content_terms("when do I get refund")
+    # "back" on its own, or after another verb, keeps its words
+    assert content_terms("go back to the home screen") == ["go", "back", "home", "screen"]
+    assert content_terms("send the logs to support") == ["send", "log", "support"]
+
+
 def test_a_question_that_names_a_code_is_answered_by_the_section_that_defines_it() -> None:
     """'camera says E19': the error table's E19 row defines the code; a release note that mentions E19 in passing
     ranks higher by retrieval but does not. A unit that defines every code of the question rescues it from a low
