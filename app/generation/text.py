@@ -45,6 +45,11 @@ PHRASAL_MEANING: dict[str, dict[str, str]] = {
     **{verb: {"back": "return"} for verb in ("send", "sent", "ship", "mail", "post", "give", "gave")},
     "money": {"back": "refund"},
 }
+#: Both tables as one: verb (stem) -> particle -> the term the pair reads as ("set" -> "up" -> "setup").
+_PHRASAL_TERMS: dict[str, dict[str, str]] = {
+    **{verb: {p: verb + p for p in particles} for verb, particles in PHRASAL.items()},
+    **PHRASAL_MEANING,
+}
 #: Words that may stand between a phrasal verb and its particle ("set it up", "log me in").
 _PARTICLE_GAP = frozenset(["it", "them", "this", "that", "me", "him", "her", "us", "everything"])
 
@@ -68,19 +73,11 @@ def content_terms(text: str) -> list[str]:
         if w in STOPWORDS or (len(w) < 2 and not w.isdigit()):
             continue
         term = stem(w)
-        particles = PHRASAL.get(term)
-        meaning = PHRASAL_MEANING.get(term)
-        if meaning:
+        pairs = _PHRASAL_TERMS.get(term)
+        if pairs:
             for j in range(i + 1, min(i + 3, len(ws))):
-                if ws[j] in meaning:
-                    term, skip = meaning[ws[j]], j
-                    break
-                if ws[j] not in _PARTICLE_GAP:
-                    break
-        elif particles:
-            for j in range(i + 1, min(i + 3, len(ws))):
-                if ws[j] in particles:
-                    term, skip = term + ws[j], j
+                if ws[j] in pairs:
+                    term, skip = pairs[ws[j]], j
                     break
                 if ws[j] not in _PARTICLE_GAP:
                     break

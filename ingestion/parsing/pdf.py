@@ -458,9 +458,10 @@ def _emit(lines: list[_Line], builder: ElementBuilder) -> None:
 
 #: "1 Check ...", "2. Check ...", "3) ...", "• ...", "- ...", "(cid:127) ..." (a bullet glyph the font does not map): a
 #: list item's first line
-_LIST_ITEM = re.compile(r"^(\d{1,2}[.)]?(?=\s+[A-Z])|(?:[•▪◦‣●○■–\-*]|\(cid:\d+\))(?=\s*\S))\s*")
+_GLYPHS = r"[•▪◦‣●○■]|\(cid:\d+\)"  # bullet glyphs, and a glyph the font does not map
+_LIST_ITEM = re.compile(rf"^(\d{{1,2}}[.)]?(?=\s+[A-Z])|(?:{_GLYPHS}|[–\-*])(?=\s*\S))\s*")
 #: A bullet that no sentence goes on with (a digit, a dash or an asterisk at a line's start can)
-_BULLET_GLYPH = re.compile(r"^(?:[•▪◦‣●○■]|\(cid:\d+\))\s*\S")
+_BULLET_GLYPH = re.compile(rf"^(?:{_GLYPHS})\s*\S")
 
 
 def _is_heading(ln: _Line, body: float, letters: int = 2) -> bool:

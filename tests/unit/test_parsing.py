@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -62,6 +63,15 @@ def _pdf(path: Path) -> Path:
 def _table_lines() -> list[str]:
     return ["| Region | Refund window | Fee |", "|---|---|---|", "| EU | 30 days | none |", "| US | 14 days | 5 USD |"]
 
+
+
+def _canvas(path: Path) -> Any:
+    """A reportlab canvas for an A4 PDF at ``path`` (the test is skipped where reportlab is not installed)."""
+    pytest.importorskip("reportlab")
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    return canvas.Canvas(str(path), pagesize=A4)
 
 def test_docx_keeps_heading_paths_tables_and_page_breaks(tmp_path: Path) -> None:
     doc = parse_in_process(_docx(tmp_path / "policy.docx"))
@@ -230,12 +240,8 @@ def test_unstructured_uses_the_packaged_spacy_model_without_download() -> None:
 
 
 def test_pdf_drops_running_headers_and_footers(tmp_path: Path) -> None:
-    pytest.importorskip("reportlab")
-    from reportlab.lib.pagesizes import A4
-    from reportlab.pdfgen import canvas
-
     path = tmp_path / "handbook.pdf"
-    pdf = canvas.Canvas(str(path), pagesize=A4)
+    pdf = _canvas(path)
     topics = ["holidays", "expenses", "laptops", "travel"]
     for page, topic in enumerate(topics, start=1):
         pdf.setFont("Helvetica", 9)
@@ -357,12 +363,8 @@ def test_a_pdf_with_a_placeholder_title_is_named_by_its_first_heading(tmp_path: 
 
 def test_a_pdf_heading_wrapped_onto_a_line_with_one_letter_stays_whole(tmp_path: Path) -> None:
     """A wrapped title's last line "10-K" (one letter) belongs to the title, not to the body under it."""
-    pytest.importorskip("reportlab")
-    from reportlab.lib.pagesizes import A4
-    from reportlab.pdfgen import canvas
-
     path = tmp_path / "report.pdf"
-    c = canvas.Canvas(str(path), pagesize=A4)
+    c = _canvas(path)
     c.setFont("Helvetica-Bold", 20)
     c.drawString(72, 760, "Northwind Systems Annual Report on Form")
     c.drawString(72, 736, "10-K")
@@ -447,12 +449,8 @@ def test_a_word_statement_with_merged_heading_cells_keeps_each_figure_under_its_
 def test_an_unruled_pdf_statement_becomes_a_table_of_figures_under_their_years(tmp_path: Path) -> None:
     """Filings print statements without ruling: a line of years over lines ending in as many figures. Read as text
     they ran into one paragraph ("2024 2023 Net sales: Products $ 294,866 ..."); they must be a table."""
-    pytest.importorskip("reportlab")
-    from reportlab.lib.pagesizes import A4
-    from reportlab.pdfgen import canvas
-
     path = tmp_path / "statement.pdf"
-    c = canvas.Canvas(str(path), pagesize=A4)
+    c = _canvas(path)
     c.setFont("Helvetica-Bold", 16)
     c.drawString(72, 780, "Consolidated Statements of Operations")
     c.setFont("Helvetica", 10)
@@ -488,12 +486,8 @@ def test_pdf_bullets_without_full_stops_are_separate_list_items(tmp_path: Path) 
     """A bullet glyph at a line's start begins an item even when the item before it has no full stop ("• Quick start
     card" under "• Metal wall plate ..."); a line that starts with a number still continues a sentence that has not
     ended ("... within" / "5 days.")."""
-    pytest.importorskip("reportlab")
-    from reportlab.lib.pagesizes import A4
-    from reportlab.pdfgen import canvas
-
     path = tmp_path / "box.pdf"
-    c = canvas.Canvas(str(path), pagesize=A4)
+    c = _canvas(path)
     c.setFont("Helvetica-Bold", 14)
     c.drawString(72, 780, "What is in the box")
     c.setFont("Helvetica", 10)

@@ -196,6 +196,9 @@ class ExtractiveBackend:
         unit = unit_of(passages[:lead])
         alt = [(n, t) for n, t in passages[lead:] if parts.get(n) == "alternative"]
         others = [] if alt else [Passage(n, t, section[n] or None) for n, t in passages[lead:]]
+        def ask_scorer(ask: str, texts: Sequence[str]) -> list[float]:
+            return [float(x) for x in self.score(ask, texts)]
+
         own, context = split_context(question)
         if context:
             # a keyword-rewritten follow-up: the previous question's words found the section, the asker's own words
@@ -205,10 +208,7 @@ class ExtractiveBackend:
                 return [float(a + CONTEXT_SHARE * b) for a, b in zip(mine, full, strict=True)]
         else:
             def scorer(texts: Sequence[str]) -> list[float]:
-                return [float(x) for x in self.score(question, texts)]
-        def ask_scorer(ask: str, texts: Sequence[str]) -> list[float]:
-            return [float(x) for x in self.score(ask, texts)]
-
+                return ask_scorer(question, texts)
         composed = compose(question, unit, others, unit_label(*first), scorer=scorer, ask_scorer=ask_scorer)
         if composed is not None:
             extra = also_from(question, composed, unit_of(alt), unit_label(*attrs.get(alt[0][0], ("", ""))),
