@@ -4,7 +4,8 @@
   in order, steps as a numbered list; a long section gives its best-matching list with the sentence that introduces
   it. A section that holds several merged subsections (the chunker keeps their headings) answers from the best one.
 - A fact question gets the best sentence or table row, and the following sentences that stay on the point.
-- A "why" / "what is" question gets the lead sentences and the best one.
+- A "why" / "what is" question gets the lead sentences and the best one; when the section opens by introducing a
+  list ("... one of these causes:"), the list.
 
 The answer names where it comes from ("From *Troubleshooting Guide › A device shows as offline*:"). A second source is
 added only when it makes a distinct point that shares content with the question (see :func:`secondary`).
@@ -52,10 +53,16 @@ _HOWTO_START = re.compile(
     re.IGNORECASE,
 )
 
+#: A situation told first and "why" asked last ("The thermostat keeps dropping to 16 degrees while we're home. Why?",
+#: "I was charged twice this month, why??"): an explanation, not steps.
+_WHY_LAST = re.compile(r"(?:^|[.!?,;]\s*)(?:but\s+|so\s+|any\s+idea\s+)?(?:why|how\s+come)\b[^.?!,;]{0,60}[?!.\s]*$",
+                       re.IGNORECASE)
+
 
 def intent(question: str) -> Intent:
     """The kind of answer a question asks for (word patterns; no model). Questions that open with a question word
-    ask for a fact ("how long", "when", "does it...") or an explanation ("why", "what is a..."); "how do I", "what
+    ask for a fact ("how long", "when", "does it...") or an explanation ("why", "what is a...", or a situation and
+    then "why?"); "how do I", "what
     should I do" and everything that is not a question -- a symptom, a situation ("thermostat shows offline but the
     screen is on") -- wants the section's steps."""
     q = question.strip()
@@ -64,7 +71,7 @@ def intent(question: str) -> Intent:
         q = context
     if _HOWTO_START.search(q):
         return "howto"
-    if _EXPLAIN_START.search(q):
+    if _EXPLAIN_START.search(q) or _WHY_LAST.search(q):
         return "explain"
     if _FACT_START.search(q):
         return "fact"
@@ -304,6 +311,13 @@ def _located(pieces: Sequence[Piece]) -> list[tuple[tuple[int, str, str], int]]:
     return out
 
 
+def _opens_with_list(pieces: Sequence[Piece]) -> bool:
+    """The subsection's first sentence introduces a list ("... one of these causes:"): its first candidate is an item
+    of a list with an intro."""
+    located = _located(pieces)
+    return bool(located) and located[0][0][2] == "item" and bool(pieces[located[0][1]][1].intro)
+
+
 def _render(pieces: Sequence[Piece], limit: int) -> list[str] | None:
     """The whole subsection in order -- paragraphs as cited sentences, lists as numbered cited lines, tables as cited
     rows -- or None when it has more than ``limit`` sentences, items and rows."""
@@ -363,6 +377,10 @@ def compose(
     score = scorer or (lambda texts: [_term_score(set(content_terms(question)), t) for t in texts])
     want = want or intent(question)
     head = f"From *{label} › {heading}*:" if heading else f"From *{label}*:"
+    if want == "explain" and _opens_with_list(pieces):
+        # "why was I charged twice?" and the section opens "Two charges ... usually have one of these causes:": the
+        # list is the explanation, told as a how-to section is
+        want = "howto"
     if want == "howto":
         lines = _render(pieces, whole_limit) or _steps(question, pieces)
         if lines:

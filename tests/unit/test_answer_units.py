@@ -42,6 +42,27 @@ def test_intent_reads_what_kind_of_answer_is_wanted() -> None:
     assert intent("How do I reset the hub?") == "howto"
     assert intent("How long is the warranty on the Hub?") == "fact"
     assert intent("Why does the thermostat heat early?") == "explain"
+    # a situation told first and "why" asked last is an explanation, not steps
+    assert intent("The thermostat keeps dropping to 16 degrees while we're actually home. Why?") == "explain"
+    assert intent("I was charged twice for Protect this month, why??") == "explain"
+    assert intent("The light is red, any idea why?") == "explain"
+    assert intent("How do I set that up and why isn't it triggering?") == "howto"  # asks for steps first
+
+
+def test_a_why_question_whose_section_opens_with_a_list_gets_the_list() -> None:
+    """"Why was I charged twice?" and the section opens "... one of these causes:": the causes are the answer, as
+    a how-to question's list is (the lead-sentence answer quoted one cause)."""
+    section = "Billing FAQ > I was charged twice"
+    text = (f"{section}\n\nTwo charges in the same month usually have one of these causes:\n\n"
+            "- A card check: your bank may show a temporary authorisation of 1 US dollar.\n"
+            "- Two homes: an account that owns two homes with a plan each pays two subscriptions.\n"
+            "- Two cameras on Protect Plus: each camera has its own plan and its own charge.")
+    out = compose("I was charged twice for Protect this month, why??", [Passage(1, text, section)], [],
+                  "Billing FAQ › I was charged twice")
+    assert out is not None
+    lines = out.text.splitlines()
+    assert lines[1] == "Two charges in the same month usually have one of these causes [1]:"
+    assert [ln[:3] for ln in lines[2:]] == ["1. ", "2. ", "3. "]
 
 
 def test_units_group_one_section_in_document_order_and_rank_the_answering_one_first() -> None:
