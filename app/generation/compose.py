@@ -31,6 +31,7 @@ from app.generation.text import (
     split_sentences,
     strip_breadcrumb,
     table_sentences,
+    value_kinds,
 )
 from core.figures import units_note
 
@@ -238,6 +239,7 @@ def comparison(question: str, subs: Sequence[tuple[str, list[Piece]]]) -> tuple[
 
 def best_subsection(
     question: str, subs: list[tuple[str, list[Piece]]], scorer: Scorer | None = None, summary_words: int = 40,
+    value_weight: float = 0.5,
 ) -> tuple[str, list[Piece]]:
     """The subsection whose heading and text share most of the question's content terms (heading counted twice),
     plus, with ``scorer``, the score of its heading and first ``summary_words`` words ("My husband passed away" finds
@@ -245,10 +247,13 @@ def best_subsection(
     if len(subs) == 1:
         return subs[0]
     q_terms = set(content_terms(question))
+    kinds = value_kinds(question)
 
     def lexical(sub: tuple[str, list[Piece]]) -> float:
         text = " ".join(" ".join([b.intro, *b.lines]) for _, b in sub[1])
-        return 2 * _term_score(q_terms, sub[0]) + _term_score(q_terms, text)
+        # a value of the kind the question names ("at 3pm" and "before 1:00 p.m.") counts as one more shared term
+        return 2 * _term_score(q_terms, sub[0]) + _term_score(q_terms, text) + \
+            value_weight * len(kinds & value_kinds(text))
 
     totals = [lexical(sub) for sub in subs]
     if scorer is not None:

@@ -351,6 +351,28 @@ def expected_answer(question: str) -> re.Pattern[str] | None:
     return next((answer for asked, answer in _EXPECTED if asked.search(question)), None)
 
 
+# --- Kinds of value ---------------------------------------------------------------------------------------------
+#: Values a question can name and a passage can state in other figures: "if I order at 3pm" and "orders placed before
+#: 1:00 p.m."; "a 600 dollar bundle" and "orders worth more than 500 US dollars"; "my 256 GB card" and "cards larger
+#: than 128 GB"; "dropping to 16 degrees" and "16 °C".
+_VALUE_KINDS: dict[str, re.Pattern[str]] = {
+    "clock time": re.compile(r"\b\d{1,2}(?::\d{2})?\s?(?:a\.?m\.?|p\.?m\.?)(?!\w)|\b\d{1,2}:\d{2}\b"
+                             r"|\b(?:noon|midnight)\b", re.IGNORECASE),
+    "money": re.compile(r"[$€£]\s?\d|\b\d[\d,.]*\s?(?:k\s+)?(?:(?:us|canadian|australian)\s+)?(?:dollars?|euros?|usd|"
+                        r"eur|gbp|cad|bucks|quid)\b", re.IGNORECASE),
+    "temperature": re.compile(r"\b\d+(?:[.,]\d+)?\s?(?:°|º|degrees?\b)", re.IGNORECASE),
+    "data size": re.compile(r"\b\d+(?:[.,]\d+)?\s?(?:[kmgt]b|[kmgt]ib|(?:kilo|mega|giga|tera)bytes?)\b", re.IGNORECASE),
+    "speed": re.compile(r"\b\d+(?:[.,]\d+)?\s?(?:[kmg]bps|[kmg]bit/s|mph|km/h|kph)\b", re.IGNORECASE),
+    "percentage": re.compile(r"\b\d+(?:[.,]\d+)?\s?(?:%|percent\b|per\s+cent\b)", re.IGNORECASE),
+}
+
+
+def value_kinds(text: str) -> set[str]:
+    """The kinds of value ``text`` states (``_VALUE_KINDS``: a clock time, an amount of money, a temperature, a data
+    size, a speed, a percentage)."""
+    return {kind for kind, pattern in _VALUE_KINDS.items() if pattern.search(text)}
+
+
 # --- Initialisms ---------------------------------------------------------------------------------------------------
 #: An initialism as users write it: two to five capitals ("UK", "NY", "DMV"); "I" and "A" are words.
 _INITIALISM = re.compile(r"(?<![\w-])[A-Z]{2,5}(?![\w-])")

@@ -11,6 +11,7 @@ from app.generation import answerability
 from app.generation.backends import ExtractiveBackend, complete
 from app.generation.compose import Composed, Passage, blocks, compose, intent, named_row
 from app.generation.prompt import build_prompt
+from app.generation.text import value_kinds
 from app.generation.units import Context, conversation_context, rank_units, unit_first
 from core.types import ChunkRecord, RankedChunk
 
@@ -747,3 +748,18 @@ def test_a_fact_question_that_asks_two_things_gets_the_sentence_for_each() -> No
     assert out.text.index("16 GB") < out.text.index("10 days")  # in the section's order
     one = compose("How many days of recording fit on a 64 GB card?", unit, [], "Cam 2 manual")
     assert one is not None and "16 GB" not in one.text and "about 10 days" in one.text
+
+
+def test_a_subsection_stating_a_value_of_the_kind_the_question_names_is_chosen() -> None:
+    """"If I order at 3pm when will it ship?": *Processing time* ("before 1:00 p.m.") answers, not *Tracking*, which
+    shares as many words ("your order ships") and comes first."""
+    section = "Shipping Policy"
+    text = (f"{section}\n\nTracking\n\nYou receive an email with a tracking link when your order ships. The link is "
+            "also in your account.\n\nProcessing time\n\nOrders placed before 1:00 p.m. Pacific Time on a business "
+            "day leave our warehouse the same day. Orders placed later leave on the next business day. Pre-orders ship "
+            "on the date shown on the product page.")
+    out = compose("If I order at 3pm when will it ship?", [Passage(1, text, section)], [], "Shipping Policy")
+    assert out is not None and out.text.startswith("From *Shipping Policy › Processing time*:")
+    assert value_kinds("a 600 dollar bundle") == value_kinds("more than 500 US dollars") == {"money"}
+    assert value_kinds("dropping to 16 degrees") == value_kinds("16 °C for heating") == {"temperature"}
+    assert value_kinds("my 256 GB card") == {"data size"} and value_kinds("version 3.4.1") == set()
