@@ -314,6 +314,11 @@ _FOCUS = [
     re.compile(r"\bwho\s+(?:is|was|are|were)\s+(?:the\s+)?(?P<f>[\w-]+)", re.IGNORECASE),
     re.compile(r"\b(?:is|are)\s+there\s+(?:a|an|any)\s+(?P<f>(?:[\w-]+\s+){0,2}?[\w-]+)(?=\s+(?:on|for|in|of|if|when|to|"
                r"with|at)\b|\s*[?.]|$)", re.IGNORECASE),
+    # an elliptical follow-up names its new subject first ("and the thermostat, does that have a backup battery
+    # too?", "what about the Thermo?"): the answering section must be about it, not about the previous one
+    re.compile(r"^\s*(?:and|also|what\s+about|how\s+about)\s+(?:for\s+|with\s+|to\s+|on\s+|in\s+)?"
+               r"(?:the|a|an|my|our|your|his|her|their)\s+(?P<f>(?:[\w-]+\s+)?[\w-]+?)(?=\s*(?:[,?.!]|$)|\s+(?:does|do|"
+               r"is|are|can|will|has|have|too|as\s+well)\b)", re.IGNORECASE),
 ]
 _GENERIC_FOCUS = frozenset("way thing things kind type number amount name part one time best difference".split())  # noqa: SIM905
 _PRICE_QUESTION = re.compile(r"\bhow\s+much\s+(?:does|do|is|are|will|would|did)\b(?!.*\b(?:weight|data|storage|space|"

@@ -70,6 +70,8 @@ def intent(question: str) -> Intent:
     own, context = split_context(q)
     if context and asks_nothing_of_its_own(own):  # "and to the UK? (How much is shipping Canada)": asks as before
         q = context
+    elif (lead := _ELLIPTICAL_LEAD.match(q)) and (word := _QUESTION_WORD.search(q, lead.end())):
+        q = q[word.start():]  # "and the thermostat, does that have a battery too?" asks "does that have ..."
     if _HOWTO_START.search(q):
         return "howto"
     if _EXPLAIN_START.search(q) or _WHY_LAST.search(q):

@@ -247,3 +247,18 @@ def test_a_price_question_needs_the_price_of_what_it_names() -> None:
     # "in Australia": the section never names it, so only the name is missing, and the price rule leaves it to that
     assert answerability.missing_constraints("How much is Protect Premium in Australia?", table) == ["australia"]
     assert answerability.missing_focus("How much is Protect Premium in Australia?", table, "Plans") == []
+
+
+def test_an_elliptical_follow_up_must_be_answered_about_its_new_subject() -> None:
+    """"and the thermostat, does that have a backup battery too?" after a question on the Hub: the Hub's battery
+    section does not answer it (it was answered from there, as if about the Hub)."""
+    follow_up = "and the thermostat, does that have a backup battery too?"
+    assert intent(follow_up) == "fact"  # it asks "does that have ...", not for steps
+    assert intent("and how do I reset it?") == "howto"
+    assert answerability.focus_terms(follow_up) == ["thermostat"]
+    assert answerability.focus_terms("what about the Thermo?") == ["thermo"]
+    assert answerability.focus_terms("and can I set the humidity level it aims for?") == []
+    hub = "Backup battery\n\nWhen mains power fails, the built-in battery keeps the Hub and its radios running."
+    assert answerability.missing_focus(follow_up, hub, "Kestrel Hub User Manual > Backup battery") == ["thermostat"]
+    thermo = "Power\n\nThe thermostat has no battery; it is powered by the C-wire."
+    assert answerability.missing_focus(follow_up, thermo, "Kestrel Thermo User Manual > Power") == []
