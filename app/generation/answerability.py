@@ -29,6 +29,7 @@ from app.generation.text import (
     stem,
     strip_breadcrumb,
     table_sentences,
+    value_kinds,
 )
 from app.generation.text import words as word_list
 from core.types import RankedChunk
@@ -409,6 +410,50 @@ def _mentions(term: str, tokens: set[str], text: str) -> bool:
     return bool(_forms(term) & tokens) or (spaced != term and spaced in text)
 
 
+#: A bound a text sets on a value ("orders worth *more than 500 US dollars*", "cards *larger than 128 GB*"): a number
+#: the question gives ("a 600 dollar bundle", "my 256 GB card") that falls within it, in the same kind of value, is
+#: answered by it. Direction: True for a lower bound.
+_BOUND = re.compile(
+    r"\b(?P<op>more\s+than|over|above|greater\s+than|larger\s+than|bigger\s+than|exceeding|at\s+least|less\s+than|under|"
+    r"below|smaller\s+than|at\s+most|up\s+to|no\s+more\s+than|fewer\s+than)\s+(?P<v>[$€£]?\s?\d[\d,]*(?:\.\d+)?(?:\s*\S+)"
+    r"{0,1}(?:\s+[a-z]+)?)", re.IGNORECASE)
+_LOWER_BOUNDS = frozenset(["more than", "over", "above", "greater than", "larger than", "bigger than", "exceeding",
+                           "at least"])
+_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+
+
+def _number(text: str) -> float | None:
+    m = _NUMBER.search(text)
+    return float(m.group(0).replace(",", "")) if m else None
+
+
+def _counted(text: str) -> str:
+    """The stem of the word after the number in ``text`` ("300 photos" -> "photo"), or ""."""
+    m = re.search(r"\d[\d,.]*\s*([a-z]+)", text, re.IGNORECASE)
+    return stem(m.group(1).lower()) if m else ""
+
+
+def within_bound(term: str, question: str, text: str) -> bool:
+    """``term``, a number the question gives, falls within a bound ``text`` sets on a value of the same kind
+    (:data:`_BOUND`; kinds as :func:`app.generation.text.value_kinds` reads them: "600 dollar" and "more than 500 US
+    dollars" are both money); a number of no known kind, within a bound on the same thing ("300 photos", "up to 500
+    photos")."""
+    m = re.search(rf"(?<![\d.,]){re.escape(term)}(?:\s*\S+)?(?:\s+[a-z]+)?", question, re.IGNORECASE)
+    asked = _number(term)
+    if m is None or asked is None:
+        return False
+    kinds, noun = value_kinds(m.group(0)), _counted(m.group(0))
+    for b in _BOUND.finditer(text):
+        bound = _number(b.group("v"))
+        same = value_kinds(b.group("v")) == kinds if kinds else bool(noun) and _counted(b.group("v")) == noun
+        if bound is None or not same:  # "300 photos" and "up to 500 cameras" bound different things
+            continue
+        lower = " ".join(b.group("op").lower().split()) in _LOWER_BOUNDS
+        if (asked > bound) if lower else (asked < bound):
+            return True
+    return False
+
+
 def missing_constraints(question: str, unit_text: str, document_text: str = "") -> list[str]:
     """Constraint terms of ``question`` (see :func:`constraint_terms`) that ``unit_text`` never mentions. A name
     that the rest of the same document mentions is not missing: a general section ("A device shows as offline") of a
@@ -419,6 +464,7 @@ def missing_constraints(question: str, unit_text: str, document_text: str = "") 
     missing = [
         t for t in constraint_terms(question)
         if not _mentions(t, tokens, low) and (t in pinned or not _mentions(t, doc_tokens, doc))
+        and not (t.replace(",", "").isdigit() and within_bound(t, question, unit_text))
     ]
     return missing + [c for c in missing_currencies(question, unit_text) if c not in missing]
 

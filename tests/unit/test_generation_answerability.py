@@ -262,3 +262,19 @@ def test_an_elliptical_follow_up_must_be_answered_about_its_new_subject() -> Non
     assert answerability.missing_focus(follow_up, hub, "Kestrel Hub User Manual > Backup battery") == ["thermostat"]
     thermo = "Power\n\nThe thermostat has no battery; it is powered by the C-wire."
     assert answerability.missing_focus(follow_up, thermo, "Kestrel Thermo User Manual > Power") == []
+
+
+def test_a_number_within_a_bound_the_section_sets_is_not_missing() -> None:
+    """"Ordering a 600 dollar bundle, do I need to be home to sign?" is answered by "Orders worth more than 500 US
+    dollars require a signature" (it was partial: "nothing about 600"); a number below the bound, of another kind,
+    or of no known kind still is missing."""
+    rule = "Orders worth more than 500 US dollars require a signature on delivery."
+    assert answerability.missing_constraints("Ordering a 600 dollar bundle, do I need to sign?", rule) == []
+    assert answerability.missing_constraints("Ordering a 400 dollar bundle, do I need to sign?", rule) == ["400"]
+    fixed = "Fixed a problem where microSD cards larger than 128 GB were reported with error E19."
+    assert answerability.missing_constraints("My 256 GB card shows E19. Is that fixed?", fixed) == []
+    assert answerability.missing_constraints("My 256 GB card shows E19. Is that fixed?",
+                                             "Cards kept for more than 128 days show E19.") == ["256"]
+    assert answerability.missing_constraints("I have 300 photos, can I keep them?", "Keep up to 500 photos.") == []
+    assert answerability.missing_constraints("I have 300 photos, can I keep them?", "Keep up to 500 videos.") == \
+        ["300"]
