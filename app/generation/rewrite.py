@@ -20,6 +20,7 @@ _FOLLOW_UP = frozenset(
     "afterwards instead though too either else otherwise".split()
 )
 _LEADS = ("and ", "what about", "how about", "also", "but ", "why", "so ")
+_SOURCE = re.compile(r"(?:^|\n)From \*([^*\n]+)\*:")  # the extractive answer's "From *Title › Section*:"
 
 REWRITE_SYSTEM = (
     "Rewrite the user's last question as one standalone search question, using the conversation only to resolve "
@@ -59,7 +60,12 @@ def heuristic_rewrite(question: str, history: Sequence[dict[str, str]]) -> str:
         return question
     have = set(content_terms(question))
     prev_words = re.findall(r"[A-Za-z0-9][\w'-]*", prev)
-    extra = [w for w in prev_words if content_terms(w) and content_terms(w)[0] not in have]
+    # the heading the previous answer quoted says what "that" is ("can I change that temperature?" after an answer
+    # from *... › Eco mode and Away detection*)
+    answer = next((t.get("content", "") for t in reversed(history) if t.get("role") == "assistant"), "")
+    source = _SOURCE.search(answer or "")
+    heading = re.findall(r"[A-Za-z0-9][\w'-]*", source.group(1).split(" › ")[-1]) if source else []
+    extra = [w for w in [*prev_words, *heading] if content_terms(w) and content_terms(w)[0] not in have]
     if asks_nothing_of_its_own(question):
         # "and to the UK?" after "How much is shipping to Canada?" asks how much: the previous question's opening
         # words ("How much is") come along, so the query says what kind of answer it wants

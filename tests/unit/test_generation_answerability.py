@@ -90,6 +90,11 @@ def test_heuristic_rewrite() -> None:
     assert intent("and to the UK?") == "howto"  # alone it asks nothing: the default
     # a follow-up with a question word of its own keeps only the previous question's content words
     assert heuristic_rewrite("and how long does it take?", shipping) == "and how long does it take? (shipping Canada)"
+    # the heading the previous answer quoted comes along too: it says what "that temperature" is
+    eco = [{"role": "user", "content": "The thermostat keeps dropping to 16 degrees. Why?"},
+           {"role": "assistant", "content": "From *Thermo User Manual › Eco mode and Away detection*:\nWhen ..."}]
+    assert heuristic_rewrite("can I change that temperature?", eco) == \
+        "can I change that temperature? (thermostat keeps dropping 16 degrees Eco mode Away detection)"
 
 
 def test_bounded_history_keeps_newest() -> None:
