@@ -555,6 +555,38 @@ def assess(question: str, chunks: Sequence[RankedChunk], unit: Any | None, asked
     return Verdict(PARTIAL if missing else ANSWERED, tuple(missing), decision)
 
 
+#: A follow-up's partial answer whose missing term heads a close runner-up section ("is there a free trial?" after a
+#: question on the plans: answered from *Plans at a glance*, which the previous question's words and the previous
+#: answer pull up and which says nothing of a trial, beside *Free trial*) is answered from that section when it leaves
+#: nothing missing. "Close": at least this share of the best unit's score, among the next ``SWITCH_DEPTH`` units. Not
+#: for a first question: there the missing term is what the documents lack ("the *original* Kestrel Cam").
+SWITCH_RATIO = 0.8
+SWITCH_DEPTH = 3
+
+
+def assess_units(
+    question: str, chunks: Sequence[RankedChunk], units: Sequence[Any], asked: str | None = None, *,
+    follow_up: bool = False,
+) -> tuple[list[Any], Verdict]:
+    """:func:`assess` of the best unit; for a ``follow_up`` (searched with the conversation's words) whose answer is
+    partial, the first close runner-up (``SWITCH_RATIO``) whose heading names a missing term and that answers in full
+    takes its place. Returns (units, best first; verdict)."""
+    ranked = list(units)
+    verdict = assess(question, chunks, ranked[0] if ranked else None, asked)
+    if verdict.outcome != PARTIAL or len(ranked) < 2 or not follow_up:
+        return ranked, verdict
+    wanted = {t for term in verdict.missing for t in content_terms(term)}
+    for i, unit in enumerate(ranked[1:SWITCH_DEPTH], start=1):
+        if unit.score < SWITCH_RATIO * ranked[0].score:
+            break
+        if not wanted & set(content_terms(unit.section_path[-1] if unit.section_path else "")):
+            continue
+        other = assess(question, chunks, unit, asked)
+        if other.outcome == ANSWERED:
+            return [unit, *ranked[:i], *ranked[i + 1:]], other
+    return ranked, verdict
+
+
 #: A fact question that negates what it asks ("Which gas is *not* ...", "What did the Normans *never* ...") asks for
 #: the exception; the section's sentence that matches its words best, stating the plain fact with no negation,
 #: answers another question. Adversarial unanswerable questions (SQuAD v2) are often made by adding "not" or "never"

@@ -224,10 +224,10 @@ class AnswerPipeline:
         chunks = list(result.chunks)
         if chunks:
             chunks += await self._context_chunks(query, flt, context, {rc.chunk.id for rc in chunks})
-        asked = asked_words(query, question)
+        asked, follow_up = asked_words(query, question), query != question
         query = spell_out_initialisms(query, [rc.chunk.text for rc in chunks])  # "UK" -> "UK [United Kingdom]"
         units = rank_units(query, chunks, embedder=self.embedder, context=context)
-        verdict = answerability.assess(query, chunks, units[0] if units else None, asked)
+        units, verdict = answerability.assess_units(query, chunks, units, asked, follow_up=follow_up)
         st.outcome, st.missing = verdict.outcome, list(verdict.missing)
         return Assessment(query, chunks, units, verdict, tuple(result.degraded))
 

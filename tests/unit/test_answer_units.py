@@ -12,7 +12,7 @@ from app.generation.backends import ExtractiveBackend, complete
 from app.generation.compose import Composed, Passage, blocks, compose, intent, named_row
 from app.generation.prompt import build_prompt
 from app.generation.text import value_kinds
-from app.generation.units import Context, conversation_context, rank_units, unit_first
+from app.generation.units import AnswerUnit, Context, conversation_context, rank_units, unit_first
 from core.types import ChunkRecord, RankedChunk
 
 pytestmark = pytest.mark.unit
@@ -763,3 +763,23 @@ def test_a_subsection_stating_a_value_of_the_kind_the_question_names_is_chosen()
     assert value_kinds("a 600 dollar bundle") == value_kinds("more than 500 US dollars") == {"money"}
     assert value_kinds("dropping to 16 degrees") == value_kinds("16 °C for heating") == {"temperature"}
     assert value_kinds("my 256 GB card") == {"data size"} and value_kinds("version 3.4.1") == set()
+
+
+def test_a_follow_ups_missing_term_heading_a_close_section_moves_the_answer_there() -> None:
+    """"is there a free trial?" after a question on the plans: the previous question's words rank *Plans at a glance*
+    first, which says nothing of a trial; *Free trial*, close behind, answers it. A first question is left partial:
+    there the missing term is what the documents lack."""
+    plans = rc("p1", "Plans > Plans at a glance\n\nProtect Plus costs 3.99 US dollars a month. Protect Premium costs "
+               "9.99 US dollars a month.", ("Plans", "Plans at a glance"))
+    trial = rc("p2", "Plans > Free trial\n\nEvery new camera includes a 14-day free trial of Protect Premium. The "
+               "trial starts when the camera is added.", ("Plans", "Free trial"), order=1)
+    chunks = [plans, trial]
+    units = [AnswerUnit((plans,), 2.0, {}), AnswerUnit((trial,), 1.8, {})]
+    asked = "is there a free trial?"
+    query = f"{asked} (difference Protect Plus Premium)"
+    first, verdict = answerability.assess_units(query, chunks, units, asked, follow_up=True)
+    assert first[0].label.endswith("Free trial") and verdict.outcome == "answered"
+    same, verdict = answerability.assess_units(asked, chunks, units, asked)
+    assert same[0].label.endswith("Plans at a glance") and verdict.outcome == "partial"
+    far = [units[0], AnswerUnit((trial,), 1.0, {})]  # not close: below SWITCH_RATIO of the best
+    assert answerability.assess_units(query, chunks, far, asked, follow_up=True)[1].outcome == "partial"
