@@ -138,13 +138,8 @@ def reference_bm25_runs(ds: BeirDataset, *, k1: float = 0.9, b: float = 0.4) -> 
 
 
 def dense_runs(ds: BeirDataset, embedder: Embedder, cache_dir: Path | None) -> Runs:
-    key = cache_key("emb", embedder.model_name, embedder.model_version, ds.corpus_hash, "v1")
-    docs = np.asarray(cached_array(cache_dir, key, len(ds.chunks),
-                                   lambda: embedder.embed_documents([doc_text(c) for c in ds.chunks])), np.float32)
+    docs, queries = _embeddings(ds, embedder, cache_dir)
     qids = list(ds.queries)
-    qkey = cache_key("qemb", embedder.model_name, embedder.model_version, ds.corpus_hash, ds.name, str(len(qids)))
-    queries = np.asarray(cached_array(cache_dir, qkey, len(qids), lambda: _embed_queries(embedder, qids, ds)),
-                         np.float32)
     sims = queries @ docs.T
     out: Runs = {}
     for row, q in enumerate(qids):
@@ -256,6 +251,61 @@ def fusion_table(sets: Sequence[SetRuns], cfg: Bm25Config) -> str:
         f"\n\nFusion method with the best mean nDCG@10 over all sets: {overall}"
 
 
+#: Dense pseudo-relevance feedback grid: (feedback passages, weight). Measured, not shipped (evaluation/RESULTS.md).
+PRF_GRID = [(k, beta) for k in (1, 2, 3) for beta in (0.1, 0.25, 0.5)]
+
+
+def _embeddings(ds: BeirDataset, embedder: Embedder, cache_dir: Path | None) -> tuple[np.ndarray, np.ndarray]:
+    """The corpus and query vectors :func:`dense_runs` cached (same keys)."""
+    qids = list(ds.queries)
+
+    def corpus() -> np.ndarray:
+        return embedder.embed_documents([doc_text(c) for c in ds.chunks])
+
+    def asked() -> np.ndarray:
+        return _embed_queries(embedder, qids, ds)
+
+    key = cache_key("emb", embedder.model_name, embedder.model_version, ds.corpus_hash, "v1")
+    qkey = cache_key("qemb", embedder.model_name, embedder.model_version, ds.corpus_hash, ds.name, str(len(qids)))
+    return (np.asarray(cached_array(cache_dir, key, len(ds.chunks), corpus), np.float32),
+            np.asarray(cached_array(cache_dir, qkey, len(qids), asked), np.float32))
+
+
+def prf_table(sets: Sequence[SetRuns], embedder: Embedder, cache_dir: Path | None, cfg: Bm25Config) -> str:
+    """Dense pseudo-relevance feedback on top of z-score fusion: the query vector plus ``beta`` x the mean vector of
+    the first ``k`` fused passages (normalised) searches again; the new dense list is fused with BM25. Per dataset
+    nDCG@10 and the leave-one-dataset-out choice among "off" and :data:`PRF_GRID`."""
+    ndcg: dict[tuple[str, str], float] = {}
+    labels = ["off"] + [f"k={k},beta={b:g}" for k, b in PRF_GRID]
+    for s in sets:
+        ds = s.ds
+        docs, queries = _embeddings(ds, embedder, cache_dir)
+        qids = list(ds.queries)
+        row = {c.id: i for i, c in enumerate(ds.chunks)}
+        first = fused_runs("zscore", s.bm25[cfg], s.dense)
+        ndcg[(ds.name, "off")] = score(ds, first)["ndcg@10"]
+        for (k, beta), label in zip(PRF_GRID, labels[1:], strict=True):
+            runs: Runs = {}
+            for r, q in enumerate(qids):
+                fb = [row[h.chunk_id] for h in first.get(q, [])[:k]]
+                vec = queries[r] + beta * docs[fb].mean(axis=0) if fb else queries[r]
+                sims = docs @ (vec / np.linalg.norm(vec))
+                top = np.argsort(-sims, kind="stable")[:DEPTH]
+                dense = [Hit(ds.chunks[i].id, float(sims[i])) for i in top]
+                runs[q] = fused_runs("zscore", {q: s.bm25[cfg].get(q, [])}, {q: dense})[q]
+            ndcg[(ds.name, label)] = score(ds, runs)["ndcg@10"]
+    names = [s.ds.name for s in sets]
+    rows = [[label, *(f"{ndcg[(n, label)]:.4f}" for n in names),
+             f"{sum(ndcg[(n, label)] for n in names) / len(names):.4f}"] for label in labels]
+    lodo_rows = []
+    for held in names:
+        others = [n for n in names if n != held] or names
+        choice = max(labels, key=lambda lb: (sum(ndcg[(n, lb)] for n in others), lb == "off"))
+        lodo_rows.append([held, choice, f"{ndcg[(held, choice)]:.4f}", f"{ndcg[(held, 'off')]:.4f}"])
+    return _table(["hybrid (z-score) nDCG@10, dense PRF", *names, "mean"], rows) + "\n\n" + \
+        _table(["held out", "PRF chosen on the others", "its nDCG@10", "off"], lodo_rows)
+
+
 def main(argv: Sequence[str] | None = None, *, embedder_factory: Callable[[], Embedder] = default_embedder) -> None:
     ap = argparse.ArgumentParser(prog="python -m evaluation.lodo", description=__doc__.splitlines()[0])
     ap.add_argument("--eval-dir", type=Path, default=default_eval_dir())
@@ -264,6 +314,8 @@ def main(argv: Sequence[str] | None = None, *, embedder_factory: Callable[[], Em
                     default=Path(os.environ.get("KBQA_EVAL_CACHE", Path.home() / ".cache" / "kbqa" / "eval")))
     ap.add_argument("--reuse-runs", action="store_true",
                     help="keep the per-query runs in the cache dir and reuse them (for iterating on fusion only)")
+    ap.add_argument("--prf", action="store_true",
+                    help="also print the dense pseudo-relevance feedback table (measured, not a default)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     names = [n for n in args.sets.split(",") if n]
@@ -285,6 +337,8 @@ def main(argv: Sequence[str] | None = None, *, embedder_factory: Callable[[], Em
     print(f"\nBM25 configuration with the best mean over all sets: {choice.label} (the shipped default is "
           f"{DEFAULT_BM25.label}; change it only when the held-out scores above say so)\n")
     print(fusion_table(sets, DEFAULT_BM25))
+    if args.prf:
+        print("\n" + prf_table(sets, embedder_factory(), args.cache_dir, DEFAULT_BM25))
 
 
 if __name__ == "__main__":
