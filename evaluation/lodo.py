@@ -18,6 +18,7 @@ then every fusion method of :mod:`retrieval.fusion` over (BM25, dense). Tables:
    mean nDCG@10 over the *other* datasets, and what it scores on the held-out one.
 2. Fusion: per dataset, BM25 / dense / each fusion method (nDCG@10; HotpotQA also all-supports@10), with the rule
    "hybrid >= max(BM25, dense)" checked per dataset.
+3. With ``--prf``: dense pseudo-relevance feedback over z-score fusion (:func:`prf_table`), measured, not a default.
 """
 
 from __future__ import annotations
