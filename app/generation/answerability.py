@@ -395,12 +395,11 @@ def priced(question: str, unit_text: str, heading: str = "") -> bool:
 #: A time of day the asker gives ("if I order at 3pm", "around 2am") is their situation: a text that gives a time of
 #: day (a cut-off "before 1:00 p.m.", a window "between 1:00 and 3:00 a.m.") answers it, whatever the hour.
 _TIME_OF_DAY = re.compile(r"^\d{1,2}(?::\d\d)?\s?(?:am|pm|a\.m\.?|p\.m\.?)$")
-_TIMES_IN_TEXT = re.compile(r"\b\d{1,2}(?::\d\d)?\s?(?:am|pm|a\.m\.|p\.m\.)|\b\d{1,2}:\d\d\b|\bnoon\b|\bmidnight\b")
 
 
 def _mentions(term: str, tokens: set[str], text: str) -> bool:
     if _TIME_OF_DAY.match(term):
-        return bool(_TIMES_IN_TEXT.search(text))
+        return "clock time" in value_kinds(text)
     dates = [w for w in term.split() if not w.isdigit() and _dated(w)]
     if dates:  # "dec 10": a date the asker gives is met by a text about that month ("until December 31")
         return all(_calendar_forms(w) & tokens for w in dates)

@@ -63,9 +63,9 @@ _WHY_LAST = re.compile(r"(?:^|[.!?,;]\s*)(?:but\s+|so\s+|any\s+idea\s+)?(?:why|h
 def intent(question: str) -> Intent:
     """The kind of answer a question asks for (word patterns; no model). Questions that open with a question word
     ask for a fact ("how long", "when", "does it...") or an explanation ("why", "what is a...", or a situation and
-    then "why?"); "how do I", "what
-    should I do" and everything that is not a question -- a symptom, a situation ("thermostat shows offline but the
-    screen is on") -- wants the section's steps."""
+    then "why?"); "how do I", "what should I do" and everything that is not a question -- a symptom, a situation
+    ("thermostat shows offline but the screen is on") -- wants the section's steps. An elliptical follow-up is read
+    from its question word ("and the thermostat, does that have a battery too?" asks "does that have ...")."""
     q = question.strip()
     own, context = split_context(q)
     if context and asks_nothing_of_its_own(own):  # "and to the UK? (How much is shipping Canada)": asks as before
