@@ -142,11 +142,13 @@ def dense_runs(ds: BeirDataset, embedder: Embedder, cache_dir: Path | None) -> R
     docs, queries = _embeddings(ds, embedder, cache_dir)
     qids = list(ds.queries)
     sims = queries @ docs.T
-    out: Runs = {}
-    for row, q in enumerate(qids):
-        top = np.argsort(-sims[row], kind="stable")[:DEPTH]
-        out[q] = [Hit(ds.chunks[i].id, float(sims[row, i])) for i in top]
-    return out
+    return {q: _top_hits(ds, sims[row]) for row, q in enumerate(qids)}
+
+
+def _top_hits(ds: BeirDataset, sims: np.ndarray) -> list[Hit]:
+    """The ``DEPTH`` passages of ``ds`` with the highest cosine in ``sims`` (one per passage), best first."""
+    top = np.argsort(-sims, kind="stable")[:DEPTH]
+    return [Hit(ds.chunks[i].id, float(sims[i])) for i in top]
 
 
 def _embed_queries(embedder: Embedder, qids: Sequence[str], ds: BeirDataset) -> np.ndarray:
@@ -286,15 +288,12 @@ def prf_table(sets: Sequence[SetRuns], embedder: Embedder, cache_dir: Path | Non
         first = fused_runs("zscore", s.bm25[cfg], s.dense)
         ndcg[(ds.name, "off")] = score(ds, first)["ndcg@10"]
         for (k, beta), label in zip(PRF_GRID, labels[1:], strict=True):
-            runs: Runs = {}
+            dense: Runs = {}
             for r, q in enumerate(qids):
                 fb = [row[h.chunk_id] for h in first.get(q, [])[:k]]
                 vec = queries[r] + beta * docs[fb].mean(axis=0) if fb else queries[r]
-                sims = docs @ (vec / np.linalg.norm(vec))
-                top = np.argsort(-sims, kind="stable")[:DEPTH]
-                dense = [Hit(ds.chunks[i].id, float(sims[i])) for i in top]
-                runs[q] = fused_runs("zscore", {q: s.bm25[cfg].get(q, [])}, {q: dense})[q]
-            ndcg[(ds.name, label)] = score(ds, runs)["ndcg@10"]
+                dense[q] = _top_hits(ds, docs @ (vec / np.linalg.norm(vec)))
+            ndcg[(ds.name, label)] = score(ds, fused_runs("zscore", s.bm25[cfg], dense))["ndcg@10"]
     names = [s.ds.name for s in sets]
     rows = [[label, *(f"{ndcg[(n, label)]:.4f}" for n in names),
              f"{sum(ndcg[(n, label)] for n in names) / len(names):.4f}"] for label in labels]

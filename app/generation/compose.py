@@ -37,6 +37,11 @@ from core.figures import units_note
 
 Intent = Literal["howto", "fact", "explain"]
 
+#: The answer's own naming of the section it answers from, "From *Title › Section*:" (see :func:`compose`; group 1 is
+#: the label). A close runner-up's point ("Also, from *Title › Section*: ...") is not where the answer came from: a
+#: stored answer's unit never names it, and a client that sends the history gets the same context as a stored
+#: conversation.
+SOURCE_LABEL = re.compile(r"(?:^|\n)From \*([^*\n]+)\*:")
 _DIGIT = re.compile(r"\d")  # a table row with a figure in it is quoted with its units line
 _EXPLAIN_START = re.compile(
     r"^\s*(?:why\b|explain\b|tell\s+me\s+about\b|what\s+(?:is|are)\s+(?:a|an)\s|what(?:'s|\s+is|\s+are)\s+[\w\s-]{1,40}"

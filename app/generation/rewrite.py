@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from app.generation.backends.base import LLMBackend, complete
-from app.generation.compose import asks_nothing_of_its_own
+from app.generation.compose import SOURCE_LABEL, asks_nothing_of_its_own
 from app.generation.text import content_terms, words
 from core.errors import AppError
 
@@ -20,7 +20,6 @@ _FOLLOW_UP = frozenset(
     "afterwards instead though too either else otherwise".split()
 )
 _LEADS = ("and ", "what about", "how about", "also", "but ", "why", "so ")
-_SOURCE = re.compile(r"(?:^|\n)From \*([^*\n]+)\*:")  # the extractive answer's "From *Title › Section*:"
 
 REWRITE_SYSTEM = (
     "Rewrite the user's last question as one standalone search question, using the conversation only to resolve "
@@ -63,7 +62,7 @@ def heuristic_rewrite(question: str, history: Sequence[dict[str, str]]) -> str:
     # the heading the previous answer quoted says what "that" is ("can I change that temperature?" after an answer
     # from *... › Eco mode and Away detection*)
     answer = next((t.get("content", "") for t in reversed(history) if t.get("role") == "assistant"), "")
-    source = _SOURCE.search(answer or "")
+    source = SOURCE_LABEL.search(answer or "")
     heading = re.findall(r"[A-Za-z0-9][\w'-]*", source.group(1).split(" › ")[-1]) if source else []
     extra = [w for w in [*prev_words, *heading] if content_terms(w) and content_terms(w)[0] not in have]
     if asks_nothing_of_its_own(question):

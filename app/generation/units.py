@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.generation.answerability import constraint_terms
-from app.generation.compose import blocks, intent
+from app.generation.compose import SOURCE_LABEL, blocks, intent
 from app.generation.text import (
     _BULLET,
     compared,
@@ -188,12 +188,6 @@ class Context:
         return out
 
 
-#: The answer's own naming of the section it answers from ("From *Title › Section*:"). A close runner-up's point
-#: ("Also, from *Title › Section*: ...") is not where the answer came from: a stored answer's unit never names it, and
-#: a client that sends the history gets the same context as a stored conversation.
-_SOURCE_LABEL = re.compile(r"(?:^|\n)From \*([^*\n]+)\*:")
-
-
 def conversation_context(history: Sequence[Mapping[str, Any]]) -> Context:
     """The previous answer's sections, from the last assistant turn of ``history``: its stored ``unit``
     ({document_id, label, chunk_ids}) when the turn carries one, else the section its text says it answers from."""
@@ -204,7 +198,7 @@ def conversation_context(history: Sequence[Mapping[str, Any]]) -> Context:
     if isinstance(unit, Mapping) and unit.get("label"):
         ids = tuple(str(c) for c in unit.get("chunk_ids") or () if c)
         return Context(((str(unit.get("document_id") or "") or None, str(unit["label"])),), ids)
-    return Context(tuple((None, m.group(1).strip()) for m in _SOURCE_LABEL.finditer(str(turn.get("content", "")))))
+    return Context(tuple((None, m.group(1).strip()) for m in SOURCE_LABEL.finditer(str(turn.get("content", "")))))
 
 
 def _key(rc: RankedChunk) -> tuple[str, tuple[str, ...]]:
