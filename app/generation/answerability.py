@@ -307,10 +307,12 @@ def constraint_terms(question: str, *, names: bool = True) -> list[str]:
 # cloud API").
 _FOCUS = [
     re.compile(r"\bwhat(?:'s|\s+is|\s+are|\s+was|\s+were)\s+(?:the\s+|a\s+|an\s+)?(?P<f>(?:[\w-]+\s+){0,2}?[\w-]+)"
-               r"\s+(?:of|for|in|on|at|does|do|did|is|are|was|were|that|when|if|to|with|from)\b", re.IGNORECASE),
+               r"(?:\s+(?:of|for|in|on|at|does|do|did|is|are|was|were|that|when|if|to|with|from)\b|\s*\?\s*$)",
+               re.IGNORECASE),
     re.compile(r"\bwhich\s+(?P<f>(?:[\w-]+\s+){0,2}?[\w-]+)\s+(?:does|do|did|is|are|was|were|can|should|will|would|"
                r"has|have)\b", re.IGNORECASE),
-    re.compile(r"\bhow\s+many\s+(?P<f>[\w-]+)", re.IGNORECASE),
+    re.compile(r"\bhow\s+many\s+(?P<f>(?:[\w-]+\s+){0,2}?[\w-]+)\s+(?:does|do|did|is|are|was|were|can|could|should|"
+               r"will|would|has|have|had)\b|\bhow\s+many\s+(?P<f2>[\w-]+)", re.IGNORECASE),
     re.compile(r"\bhow\s+much\s+(?P<f>[\w-]+)\s+(?:can|could|does|do|is|will|would|should)\b", re.IGNORECASE),
     re.compile(r"\bwho\s+(?:is|was|are|were)\s+(?:the\s+)?(?P<f>[\w-]+)", re.IGNORECASE),
     re.compile(r"\b(?:is|are)\s+there\s+(?:a|an|any)\s+(?P<f>(?:[\w-]+\s+){0,2}?[\w-]+)(?=\s+(?:on|for|in|of|if|when|to|"
@@ -339,7 +341,7 @@ def focus_terms(question: str) -> list[str]:
         found.append("price")
     for pattern in _FOCUS:
         for m in pattern.finditer(question):
-            for word in word_list(m.group("f")):
+            for word in word_list(m.group("f") or m.groupdict().get("f2") or ""):
                 if not content_terms(word) or word.isdigit():
                     continue
                 plural = len(word) > 3 and word.endswith("s") and not word.endswith("ss")
@@ -549,9 +551,18 @@ def assess(question: str, chunks: Sequence[RankedChunk], unit: Any | None, asked
     passages = [rc.chunk.text for rc in unit.chunks]
     if intent(asked) == "fact":
         missing += [t for t in missing_negation(asked, passages) if t not in missing]
-    if not howto:
+    if not howto and _WH_QUESTION.search(asked):
         missing += [t for t in missing_opposite(asked, passages) if t not in missing]
+        if intent(asked) == "fact":  # "why does it start heating like 2 hours early?" tells a situation
+            missing += [t for t in missing_count(asked, unit.text) if t.split()[0] not in missing]  # "8.7" said
     return Verdict(PARTIAL if missing else ANSWERED, tuple(missing), decision)
+
+
+#: A question asking for something (what, which, who, when, where, how many...), not a yes/no question: "does it work
+#: on *5 GHz* Wi-Fi?" and "is support open on *Sunday*?" are answered by a section that gives another value ("2.4 GHz
+#: networks only", "Monday to Friday"): the answer is no. "What debate lasts for *55 minutes*?" is not answered by it.
+_WH_QUESTION = re.compile(r"\b(?:what|which|who|whom|whose|when|where|how\s+(?:many|much|long|far|often|old|big))\b",
+                          re.IGNORECASE)
 
 
 #: A follow-up's partial answer whose missing term heads a close runner-up section ("is there a free trial?" after a
@@ -640,15 +651,77 @@ for _pair in ("largest smallest", "biggest smallest", "highest lowest", "maximum
     _OPPOSITES[_b] = (*_OPPOSITES.get(_b, ()), _a)
 
 
+#: Closed classes whose members exclude each other: a question that names one ("the *fourth* president", "the
+#: *winter* carnival", "travel *southwest*", "on *Tuesday* afternoons", "revenue in the *third* quarter") about a text
+#: that names another of the same class and not it asks what the text does not say. Not in them: "final" (it means
+#: "last"), "fall" (a verb as often as a season).
+_EXCLUSIVE = (
+    "first second third fourth fifth sixth seventh eighth ninth tenth last",
+    "spring summer autumn winter",
+    "north south east west northeast northwest southeast southwest northern southern eastern western northeastern "
+    "northwestern southeastern southwestern",
+    "monday tuesday wednesday thursday friday saturday sunday",
+)
+for _group in _EXCLUSIVE:
+    _members = _group.split()
+    for _w in _members:
+        _known = _OPPOSITES.get(_w, ())
+        _OPPOSITES[_w] = (*_known, *(o for o in _members if o != _w and o not in _known))
+#: "second" as a unit of time ("30 seconds", "per second") is no ordinal.
+_SECOND_OF_TIME = re.compile(r"\b(?:\d+|a|per|one|few)\s+seconds?\b|\bseconds\b", re.IGNORECASE)
+
+
 def missing_opposite(question: str, passages: Sequence[str]) -> list[str]:
-    """[word] when ``question`` asks with a word ("smallest") that the sentence of ``passages`` sharing most of its
-    content terms does not have while it has that word's opposite ("largest"): the text answers the opposite
-    question. [] otherwise."""
-    asked = [w for w in word_list(question) if w in _OPPOSITES]
+    """[word] when ``question`` asks with a word ("smallest", "winter") that the sentence of ``passages`` sharing most
+    of its content terms does not have while it has that word's opposite or another member of its class ("largest",
+    "summer": :data:`_EXCLUSIVE`): the text answers another question. [] otherwise."""
+    asked = [w for w in word_list(question) if w in _OPPOSITES
+             and not (w == "second" and _SECOND_OF_TIME.search(question))]
     if not asked:
         return []
-    have = set(word_list(_best_sentence(question, passages)))
+    have = {w.removesuffix("s") if w.endswith("days") else w for w in word_list(_best_sentence(question, passages))}
     return [w for w in asked if w not in have and any(o in have for o in _OPPOSITES[w])][:1]
+
+
+#: A number the question puts on a thing ("the *8 county* megaregion", "limited to *15 students*", "a *two-year*
+#: plan") while the answering section counts the same thing with other numbers only ("the 10-county definition"): it
+#: asks about a case the section does not describe. Spelled numbers count; a year does not (years are constraint
+#: terms, :func:`constraint_terms`).
+_SPELLED = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+            "seventeen eighteen nineteen twenty")
+_NUMBER_WORDS = {w: i for i, w in enumerate(_SPELLED.split())} | {"thirty": 30, "forty": 40, "fifty": 50,
+                                                                  "hundred": 100}
+_COUNTED = re.compile(r"\b(\d[\d,]*(?:\.\d+)?|" + "|".join(_NUMBER_WORDS) + r")[\s-]+([a-z]{3,})\b", re.IGNORECASE)
+#: The asker's own situation ("I have 3 cameras", "my plan renewed 5 days ago") is not what the question pins.
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|me|my|mine|we|we're|our|ours|us)\b", re.IGNORECASE)
+
+
+def _counts(text: str) -> list[tuple[float, str]]:
+    out = []
+    for m in _COUNTED.finditer(text):
+        raw = m.group(1).lower().replace(",", "")
+        value = float(_NUMBER_WORDS[raw]) if raw in _NUMBER_WORDS else float(raw)
+        if not _YEAR.fullmatch(raw) and content_terms(m.group(2)):
+            out.append((value, stem(m.group(2).lower())))
+    return out
+
+
+def missing_count(question: str, unit_text: str) -> list[str]:
+    """["8 county"] when ``question`` (not about the asker's own situation) puts a number on a thing that
+    ``unit_text`` counts only with other numbers (:data:`_COUNTED`); [] otherwise."""
+    if _FIRST_PERSON.search(question):
+        return []
+    counted = _counts(unit_text)
+    missing = []
+    for m in _COUNTED.finditer(question):
+        asked = _counts(m.group(0))
+        if not asked:
+            continue
+        value, thing = asked[0]
+        others = [v for v, t in counted if t == thing]
+        if others and value not in others:
+            missing.append(" ".join(m.group(0).lower().replace("-", " ").split()))
+    return missing
 
 
 def missing_text(missing: Sequence[str]) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
@@ -23,8 +24,17 @@ STOPWORDS = frozenset(
 )
 
 
+def fold(text: str) -> str:
+    """``text`` with accents dropped ("wüstite" -> "wustite", "Kraków" -> "Krakow"): words are ASCII letters and
+    digits, and without this a letter with an accent split a word in two, so a question typed without the accent
+    matched no word of the passage."""
+    if text.isascii():
+        return text
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+
+
 def words(text: str) -> list[str]:
-    return [w.lower() for w in _WORD.findall(text)]
+    return [w.lower() for w in _WORD.findall(fold(text))]
 
 
 #: A degree sign ("16 °C", "20°F", "90°") is the word "degrees": "drops to 16 degrees" matches "16 °C for heating".

@@ -783,3 +783,16 @@ def test_a_follow_ups_missing_term_heading_a_close_section_moves_the_answer_ther
     assert same[0].label.endswith("Plans at a glance") and verdict.outcome == "partial"
     far = [units[0], AnswerUnit((trial,), 1.0, {})]  # not close: below SWITCH_RATIO of the best
     assert answerability.assess_units(query, chunks, far, asked, follow_up=True)[1].outcome == "partial"
+
+
+def test_a_yes_no_question_is_answered_by_a_section_giving_another_value() -> None:
+    """"Does it work on 5 GHz Wi-Fi?" against "cannot connect to 5 GHz; 2.4 GHz networks only" is answered (no); "which
+    camera works on 5 GHz?" against a section that gives only 2.4 GHz asks for a case it does not describe."""
+    cam = rc("c1", "Cam > Requirements\n\nKestrel Cam 2 needs a 2.4 GHz Wi-Fi network with WPA2.",
+             ("Cam", "Requirements"), title="Cam manual")
+    cam.scores = {"vector": 0.75, "keyword": 3.0}
+    cam.ranks = {"vector": 1, "keyword": 1}
+    unit = rank_units("Does Kestrel Cam 2 work on a 5 GHz network?", [cam])[0]
+    assert answerability.assess("Does Kestrel Cam 2 work on a 5 GHz network?", [cam], unit).outcome == "answered"
+    which = answerability.assess("Which network does Kestrel Cam 2 need on a 5 GHz network?", [cam], unit)
+    assert which.outcome == "partial" and which.missing == ("5 ghz",)

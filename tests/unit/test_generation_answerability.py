@@ -283,3 +283,51 @@ def test_a_number_within_a_bound_the_section_sets_is_not_missing() -> None:
     assert answerability.missing_constraints("I have 300 photos, can I keep them?", "Keep up to 500 photos.") == []
     assert answerability.missing_constraints("I have 300 photos, can I keep them?", "Keep up to 500 videos.") == \
         ["300"]
+
+
+def test_a_question_naming_another_member_of_a_closed_class_than_the_text_is_partial() -> None:
+    """Ordinals, seasons, compass points and weekdays exclude each other: "the *winter* carnival" against a text on the
+    summer carnival, "the *fourth* quarter" against the third, answer another question (SQuAD v2 makes unanswerable
+    questions so; filings ask for quarters). "Final" means "last"; "second" of time is no ordinal."""
+    summer = ["The university holds a summer carnival and concert called Summer Breeze."]
+    assert answerability.missing_opposite("What is the university's winter carnival called?", summer) == ["winter"]
+    assert answerability.missing_opposite("What is the university's summer carnival called?", summer) == []
+    quarter = ["Revenue in the third quarter was 41 million US dollars."]
+    assert answerability.missing_opposite("What was revenue in the fourth quarter?", quarter) == ["fourth"]
+    assert answerability.missing_opposite("What was the last major evolution of the steam engine?",
+                                          ["The final major evolution of the steam engine was the turbine."]) == []
+    assert answerability.missing_opposite("Which way does the Rhine travel southwest?",
+                                          ["The Rhine followed a course to the northwest."]) == ["southwest"]
+    assert answerability.missing_opposite("Does maintenance run on Tuesday nights?",
+                                          ["Maintenance runs on Tuesdays between 1:00 and 3:00 a.m."]) == []
+    assert answerability.missing_opposite("Does maintenance run on Monday nights?",
+                                          ["Maintenance runs on Tuesdays between 1:00 and 3:00 a.m."]) == ["monday"]
+    assert answerability.missing_opposite("How many frames per second does the first camera record?",
+                                          ["The first camera records 30 frames per second."]) == []
+
+
+def test_a_number_put_on_a_thing_the_section_counts_otherwise_is_missing() -> None:
+    """"Where does the 8 county megaregion extend from?" against "the 10-county definition": the section does not
+    describe 8 counties. The asker's own numbers ("I have 3 cameras") are their situation, and a number the section
+    also gives is met, spelled or in digits."""
+    text = "The more extensive 10-county definition is also used; the 8-county region is the core."
+    assert answerability.missing_count("Where does the 9 county megaregion extend from?", text) == ["9 county"]
+    assert answerability.missing_count("Where does the eight county region extend from?", text) == []
+    assert answerability.missing_count("Where does the 10-county definition come from?", text) == []
+    assert answerability.missing_count("I have 3 cameras, does one plan cover them?", "Covers up to 10 cameras.") == []
+    assert answerability.missing_count("What debate lasts for 55 minutes?", "Members speak for up to four minutes.") \
+        == ["55 minutes"]
+    assert answerability.missing_count("What happened in 1994?", "The 1857 earthquake was stronger.") == []
+
+
+def test_the_focus_of_a_question_ending_on_its_noun_and_a_counted_phrase() -> None:
+    """"What is the Victoria state *color*?" names its focus at the end; "How many full time *janitors* does Victoria
+    have?" counts a phrase, not its first word. A word typed without its accent matches the text's ("wustite" and
+    "wüstite")."""
+    assert answerability.focus_terms("What is the Victoria state color?") == ["victoria", "state", "color"]
+    assert answerability.focus_terms("How many full time janitors does Victoria have?") == ["full", "janitor"]
+    assert answerability.focus_terms("How many cameras can one plan cover?") == ["camera"]
+    teachers = "Victoria has about 63,519 full-time teachers."
+    assert answerability.missing_focus("How many full time janitors does Victoria have?", teachers) == ["janitor"]
+    assert answerability.missing_focus("What is the mineral wustite?", "Iron oxide occurs as the mineral wüstite.") \
+        == []
