@@ -277,11 +277,13 @@ _CAPITALISED = re.compile(r"(?<!^)(?<![.?!]\s)\b[A-Z][a-z][\w\-']*")
 @dataclass(frozen=True, slots=True)
 class Verdict:
     """The outcome for one question: ``answered``, ``partial`` (``missing``: what the question asks about that the
-    answering section does not mention) or ``not_found``."""
+    answering section does not mention; ``unlinked``: names it mentions, but not where it answers) or
+    ``not_found``."""
 
     outcome: str
     missing: tuple[str, ...]
     decision: Decision
+    unlinked: tuple[str, ...] = ()
 
 
 def constraint_terms(question: str, *, names: bool = True) -> list[str]:
@@ -555,7 +557,26 @@ def assess(question: str, chunks: Sequence[RankedChunk], unit: Any | None, asked
         missing += [t for t in missing_opposite(asked, passages) if t not in missing]
         if intent(asked) == "fact":  # "why does it start heating like 2 hours early?" tells a situation
             missing += [t for t in missing_count(asked, unit.text) if t.split()[0] not in missing]  # "8.7" said
-    return Verdict(PARTIAL if missing else ANSWERED, tuple(missing), decision)
+    unlinked: list[str] = []
+    if not howto and _WH_QUESTION.search(asked) and not _FIRST_PERSON.search(asked):
+        unlinked = [t for t in unlinked_names(asked, unit) if t not in missing]
+    return Verdict(PARTIAL if missing or unlinked else ANSWERED, tuple(missing), decision, tuple(unlinked))
+
+
+def unlinked_names(question: str, unit: Any) -> list[str]:
+    """Names of ``question`` (capitalised words and multi-word names, no codes or numbers: :func:`constraint_terms`)
+    that the sentence of ``unit`` answering it (the one sharing most of its words, :func:`_best_sentence`) does not
+    mention, nor the sentence before it, nor the section's heading: the section may mention them elsewhere, but what it
+    says where it answers is about something else. "Who do preparatory schools in *Scotland* prepare to enter public
+    schools?" meets "Preparatory schools in the UK prepare pupils aged up to 13 to enter public schools" in a section
+    that names Scotland in another sentence."""
+    names = [t for t in constraint_terms(question) if not any(ch.isdigit() for ch in t)]
+    if not names:
+        return []
+    best, before = _best_sentence_and_before(question, [rc.chunk.text for rc in unit.chunks])
+    text = " ".join([best, before, unit.title, *unit.section_path]).lower()
+    tokens = set(_WORD.findall(text))
+    return [t for t in names if not _mentions(t, tokens, text)] if best else []
 
 
 #: A question asking for something (what, which, who, when, where, how many...), not a yes/no question: "does it work
@@ -628,14 +649,21 @@ def missing_negation(question: str, passages: Sequence[str]) -> list[str]:
 
 def _best_sentence(question: str, passages: Sequence[str]) -> str:
     """The sentence of ``passages`` that shares the largest share of ``question``'s content terms ("" if none)."""
+    return _best_sentence_and_before(question, passages)[0]
+
+
+def _best_sentence_and_before(question: str, passages: Sequence[str]) -> tuple[str, str]:
+    """:func:`_best_sentence` and the sentence before it in its passage ("" for a first sentence), which often names
+    what the best one calls "it" or "the city"."""
     q_terms = set(content_terms(question))
-    best, best_share = "", 0.0
+    best, before, best_share = "", "", 0.0
     for text in passages:
-        for sentence in split_sentences(strip_breadcrumb(text)):
+        sentences = split_sentences(strip_breadcrumb(text))
+        for i, sentence in enumerate(sentences):
             share = len(q_terms & set(content_terms(sentence))) / (len(q_terms) or 1)
             if share > best_share:
-                best, best_share = sentence, share
-    return best
+                best, before, best_share = sentence, sentences[i - 1] if i else "", share
+    return best, before
 
 
 #: Words a question can turn into their opposite to ask what a text does not say ("What is the *smallest* ...?" about
@@ -645,7 +673,20 @@ for _pair in ("largest smallest", "biggest smallest", "highest lowest", "maximum
               "first last", "earliest latest", "oldest youngest", "oldest newest", "longest shortest", "best worst",
               "fastest slowest", "strongest weakest", "increase decrease", "increased decreased", "north south",
               "east west", "won lost", "northern southern", "eastern western", "inner outer", "upper lower",
-              "top bottom"):
+              "top bottom",
+              # plain antonyms (SQuAD v2 swaps them as often as superlatives); not "left right", "heavy light",
+              # "long short", "old new", "old young": "what right...", "how long", "how old" ask no opposite
+              "before after", "more less", "more fewer", "high low", "higher lower", "large small", "larger smaller",
+              "major minor", "positive negative", "success failure", "win lose", "accept reject", "include exclude",
+              "included excluded", "public private", "internal external", "ancient modern", "early late",
+              "earlier later", "hot cold", "warm cool", "warmer cooler", "wet dry", "import export",
+              "imports exports", "buy sell", "bought sold", "gain loss", "above below", "inside outside",
+              "urban rural", "male female", "same different", "common rare", "rich poor", "begin end", "start end",
+              "open closed", "allow prohibit", "allowed prohibited", "legal illegal", "true false",
+              "upstream downstream", "entry exit", "rise decline", "raised lowered", "increased reduced",
+              "strengthen weaken", "forward backward", "domestic foreign", "ascending descending",
+              "horizontal vertical", "permanent temporary", "full empty", "majority minority", "plural singular",
+              "deep shallow", "wide narrow", "thick thin", "strong weak", "younger older", "newer older"):
     _a, _b = _pair.split()
     _OPPOSITES[_a] = (*_OPPOSITES.get(_a, ()), _b)
     _OPPOSITES[_b] = (*_OPPOSITES.get(_b, ()), _a)
@@ -677,10 +718,27 @@ def missing_opposite(question: str, passages: Sequence[str]) -> list[str]:
     "summer": :data:`_EXCLUSIVE`): the text answers another question. [] otherwise."""
     asked = [w for w in word_list(question) if w in _OPPOSITES
              and not (w == "second" and _SECOND_OF_TIME.search(question))]
-    if not asked:
-        return []
     have = {w.removesuffix("s") if w.endswith("days") else w for w in word_list(_best_sentence(question, passages))}
-    return [w for w in asked if w not in have and any(o in have for o in _OPPOSITES[w])][:1]
+    found = [w for w in asked if w not in have and any(o in have for o in _OPPOSITES[w])][:1]
+    return found or _negated_word(question, have)
+
+
+#: A prefix that negates the word it opens ("irrelevant", "unofficially", "unencrypted", "illegal").
+_NEGATING_PREFIXES = ("un", "in", "im", "ir", "il", "non")
+
+
+def _negated_word(question: str, have: set[str]) -> list[str]:
+    """[word] when ``question`` asks with a word ("irrelevant") whose unprefixed form ("relevant") is in ``have`` (the
+    best sentence's words) and it is not, or the other way round ("relevant" and "irrelevant"); words of five or more
+    letters after the prefix only ("income" is not "come")."""
+    for w in word_list(question):
+        if w in have:
+            continue
+        for prefix in _NEGATING_PREFIXES:
+            if (w.startswith(prefix) and len(w) - len(prefix) >= 5 and w[len(prefix):] in have) or (
+                    len(w) >= 5 and prefix + w in have):
+                return [w]
+    return []
 
 
 #: A number the question puts on a thing ("the *8 county* megaregion", "limited to *15 students*", "a *two-year*
@@ -724,7 +782,15 @@ def missing_count(question: str, unit_text: str) -> list[str]:
     return missing
 
 
-def missing_text(missing: Sequence[str]) -> str:
-    """The sentence a partial answer ends with."""
-    listed = ", ".join(f"“{m}”" for m in missing)
-    return f"The documents found do not say anything about {listed}."
+def missing_text(missing: Sequence[str], unlinked: Sequence[str] = ()) -> str:
+    """The sentences a partial answer ends with: what the documents found do not mention (``missing``), and names
+    the answering section mentions but not where it answers (``unlinked``)."""
+    out = []
+    absent = [m for m in missing if m not in unlinked]
+    if absent:
+        out.append(f"The documents found do not say anything about {', '.join(f'“{m}”' for m in absent)}.")
+    if unlinked:
+        listed = ", ".join(f"“{m}”" for m in unlinked)
+        out.append(f"The section found mentions {listed}, but not where it answers this: check that the answer "
+                   "applies to it.")
+    return " ".join(out)

@@ -70,7 +70,9 @@ class Done(_Event):
     ``retrieval_timings_ms``: how long each retrieval stage itself took (keyword, vector, graph for the configured
     retrievers, fuse, and within fuse hop2 / links when the second hop / title links ran, rerank when a reranker is
     set, total); empty when retrieval did not run. ``retrieval_degraded``:
-    retrieval stages skipped because they failed or timed out (the ``degraded`` event's retrieval reasons)."""
+    retrieval stages skipped because they failed or timed out (the ``degraded`` event's retrieval reasons).
+    ``outcome``: answered, partial or not_found; ``missing``: what a partial answer leaves out, and ``unlinked`` those
+    of them that the answering section names, but not where it answers (check that the answer applies to them)."""
 
     type: ClassVar[str] = "done"
     usage: dict[str, int]
@@ -84,6 +86,7 @@ class Done(_Event):
     missing: list[str] = field(default_factory=list)
     unit: dict[str, Any] | None = None
     mode: str = "excerpt"
+    unlinked: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)

@@ -78,6 +78,7 @@ class AnswerState:
     retrieval_degraded: list[str] = field(default_factory=list)
     outcome: str = answerability.NOT_FOUND
     missing: list[str] = field(default_factory=list)
+    unlinked: list[str] = field(default_factory=list)
     unit: dict[str, Any] | None = None
     mode: str = "excerpt"
     first_token: bool = False
@@ -88,7 +89,7 @@ class AnswerState:
             usage={"prompt_tokens": self.prompt_tokens, "completion_tokens": completion_tokens},
             timings_ms=self.timings.ms, refused=self.refused, degraded=self.degraded, answer=self.answer,
             retrieval_timings_ms=self.retrieval_timings_ms, retrieval_degraded=self.retrieval_degraded,
-            outcome=self.outcome, missing=self.missing, unit=self.unit, mode=self.mode,
+            outcome=self.outcome, missing=self.missing, unit=self.unit, mode=self.mode, unlinked=self.unlinked,
         )
 
 
@@ -228,7 +229,8 @@ class AnswerPipeline:
         query = spell_out_initialisms(query, [rc.chunk.text for rc in chunks])  # "UK" -> "UK [United Kingdom]"
         units = rank_units(query, chunks, embedder=self.embedder, context=context)
         units, verdict = answerability.assess_units(query, chunks, units, asked, follow_up=follow_up)
-        st.outcome, st.missing = verdict.outcome, list(verdict.missing)
+        st.outcome, st.missing = verdict.outcome, [*verdict.missing, *verdict.unlinked]
+        st.unlinked = list(verdict.unlinked)
         return Assessment(query, chunks, units, verdict, tuple(result.degraded))
 
     async def _context_chunks(
@@ -283,7 +285,7 @@ class AnswerPipeline:
                     yield Token(text)
         tail = cites.flush()
         if st.missing and not st.answer.strip().startswith(REFUSAL_TEXT):
-            tail += "\n\n" + answerability.missing_text(st.missing)
+            tail += "\n\n" + answerability.missing_text(st.missing, st.unlinked)
         if tail:
             st.answer += tail
             yield Token(tail)

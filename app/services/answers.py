@@ -25,7 +25,7 @@ from core.types import SearchFilter
 
 HISTORY_MESSAGES = 8
 #: ``done`` fields kept with the stored answer (the review queue, analytics and the conversation view read them).
-STORED_DONE_FIELDS = ("refused", "degraded", "timings_ms", "outcome", "missing", "unit", "mode")
+STORED_DONE_FIELDS = ("refused", "degraded", "timings_ms", "outcome", "missing", "unlinked", "unit", "mode")
 
 
 def _turn(message: Any) -> dict[str, Any]:

@@ -84,6 +84,7 @@ async def answer_whole(
         "refused": done.refused if done else None,
         "mode": done.mode if done else None,
         "missing": done.missing if done else [],
+        "unlinked": done.unlinked if done else [],
         "citations": list(cited.values()),
         "sources": [_place(s) for s in sources],
         "degraded": degraded,

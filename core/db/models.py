@@ -217,8 +217,9 @@ class Conversation(Base):
 
 class Message(Base):
     """One turn. An assistant message's ``meta`` holds how the answer ended: ``outcome`` (answered / partial /
-    not_found), ``missing``, ``refused``, ``degraded``, ``timings_ms`` (first_token, total, ...), ``unit`` (the
-    answering section) and ``sources`` (the passages it was given: chunk, document, title, section)."""
+    not_found), ``missing`` (``unlinked``: those of them the section names, but not where it answers), ``refused``,
+    ``degraded``, ``timings_ms`` (first_token, total, ...), ``unit`` (the answering section) and ``sources`` (the
+    passages it was given: chunk, document, title, section)."""
 
     __tablename__ = "messages"
 

@@ -331,3 +331,55 @@ def test_the_focus_of_a_question_ending_on_its_noun_and_a_counted_phrase() -> No
     assert answerability.missing_focus("How many full time janitors does Victoria have?", teachers) == ["janitor"]
     assert answerability.missing_focus("What is the mineral wustite?", "Iron oxide occurs as the mineral wüstite.") \
         == []
+
+
+def test_a_question_asking_with_an_antonym_or_a_negating_prefix_of_the_texts_word_is_partial() -> None:
+    """"What debates are *closed* to the public?" against "debates are open to the public", "the *irrelevant*
+    committees" against "the relevant committee": the text answers another question. A word the text also has, or a
+    short stem ("income" is not "come"), is nothing missing."""
+    open_ = ["Most debates in the chamber are open to the public."]
+    assert answerability.missing_opposite("What debates are closed to the public?", open_) == ["closed"]
+    assert answerability.missing_opposite("What debates are open to the public?", open_) == []
+    stage = ["Stage 1 usually takes place in the relevant committee or committees."]
+    assert answerability.missing_opposite("What stage usually takes place in the irrelevant committees?", stage) == [
+        "irrelevant"]
+    assert answerability.missing_opposite("What stage takes place in the relevant committee?", stage) == []
+    assert answerability.missing_opposite("When was the service launched officially?",
+                                          ["The service was unofficially launched in 1998."]) == ["officially"]
+    assert answerability.missing_opposite("What income do members come with?",
+                                          ["Members come with their own staff."]) == []
+    # "how long", "how old" and "what right" ask no opposite
+    assert answerability.missing_opposite("How long is the warranty?", ["A short warranty of one year applies."]) == []
+
+
+def test_a_name_the_section_mentions_but_not_where_it_answers_is_unlinked() -> None:
+    """"Who do preparatory schools in Scotland prepare to enter public schools?" meets a section whose answering
+    sentence is about the UK and that names Scotland elsewhere: partial, and the note says the section names Scotland,
+    not that the documents never do. A name in the sentence before, or in the heading, links it; the asker's own
+    situation and how-to questions are left alone."""
+    from app.generation.units import AnswerUnit
+
+    def unit(text: str, section: tuple[str, ...] = ("Private school",)) -> AnswerUnit:
+        record = ChunkRecord(id="c1", tenant_id="t", document_id="d1", document_version=1, title="Private school",
+                             text=text, section_path=section)
+        c = RankedChunk(record, 1.0)
+        c.scores = {"vector": 0.8, "keyword": 5.0}
+        c.ranks = {"vector": 1, "keyword": 1}
+        return AnswerUnit((c,), 1.0, {})
+
+    uk = unit("Preparatory schools in the UK prepare pupils aged up to 13 years old to enter public schools. "
+              "In Scotland, about 4% of children are educated at independent schools.")
+    question = "Who do preparatory schools in Scotland prepare to enter public schools?"
+    assert answerability.unlinked_names(question, uk) == ["scotland"]
+    verdict = answerability.assess(question, list(uk.chunks), uk)
+    assert verdict.outcome == "partial" and verdict.missing == () and verdict.unlinked == ("scotland",)
+    note = answerability.missing_text(["scotland"], ["scotland"])
+    assert "mentions “scotland”, but not where it answers" in note and "do not say anything" not in note
+    assert answerability.missing_text(["2025", "scotland"], ["scotland"]).startswith(
+        "The documents found do not say anything about “2025”. The section found mentions “scotland”")
+    before = unit("Scotland has its own school system. Its preparatory schools prepare pupils to enter public schools.")
+    assert answerability.unlinked_names(question, before) == []
+    headed = unit("Preparatory schools prepare pupils to enter public schools.", ("Private school", "Scotland"))
+    assert answerability.unlinked_names(question, headed) == []
+    mine = answerability.assess("Which school in Scotland should my son enter?", list(uk.chunks), uk)
+    assert mine.unlinked == ()

@@ -2,8 +2,8 @@
 
 The last user message is the question; earlier messages are the conversation history. Citations ride along in a
 ``kbqa`` extension object (``sources``, ``citations``, ``refused``, ``degraded``, and the answer's ``outcome`` --
-answered, partial or not_found --, ``missing``, ``unit`` and ``mode`` as in the ``done`` event), and the ``[n]``
-markers stay in the text, so OpenAI SDK clients work unchanged.
+answered, partial or not_found --, ``missing``, ``unlinked``, ``unit`` and ``mode`` as in the ``done`` event), and
+the ``[n]`` markers stay in the text, so OpenAI SDK clients work unchanged.
 """
 
 from __future__ import annotations
@@ -91,7 +91,8 @@ class _Folded:
         elif isinstance(event, Done):
             self.done = event
             self.extra["refused"] = event.refused
-            self.extra.update(outcome=event.outcome, missing=event.missing, unit=event.unit, mode=event.mode)
+            self.extra.update(outcome=event.outcome, missing=event.missing, unlinked=event.unlinked, unit=event.unit,
+                              mode=event.mode)
         return ""
 
 

@@ -84,6 +84,8 @@ export interface DoneEvent {
   outcome?: Outcome;
   /** What the question asks that the documents do not mention (partial answers). */
   missing?: string[];
+  /** Those of `missing` that the answering section names, but not where it answers (check the answer applies). */
+  unlinked?: string[];
   /** The answering section; null when nothing was answered. */
   unit?: AnswerUnit | null;
   mode?: AnswerMode;

@@ -13,17 +13,34 @@ export function OutcomeBadge({ outcome }: { outcome: Outcome }) {
   return <p className={`outcome-badge outcome-${outcome}`}>{LABELS[outcome] ?? outcome}</p>;
 }
 
-/** What a partial answer's documents do not say. */
-export function MissingNote({ missing }: { missing: string[] }) {
+/** What a partial answer's documents do not say (`missing`), and the names its section mentions, but not where it
+ * answers (`unlinked`, a subset of `missing`). */
+export function MissingNote({ missing, unlinked = [] }: { missing: string[]; unlinked?: string[] }) {
   const id = useId();
+  const linkedId = useId();
+  const absent = missing.filter((m) => !unlinked.includes(m));
   return (
     <div className="outcome-note outcome-note-partial">
-      <p id={id}>The documents found do not say anything about:</p>
-      <ul aria-labelledby={id}>
-        {missing.map((m) => (
-          <li key={m}>{m}</li>
-        ))}
-      </ul>
+      {absent.length > 0 ? (
+        <>
+          <p id={id}>The documents found do not say anything about:</p>
+          <ul aria-labelledby={id}>
+            {absent.map((m) => (
+              <li key={m}>{m}</li>
+            ))}
+          </ul>
+        </>
+      ) : null}
+      {unlinked.length > 0 ? (
+        <>
+          <p id={linkedId}>The section found mentions these, but not where it answers: check that the answer applies.</p>
+          <ul aria-labelledby={linkedId}>
+            {unlinked.map((m) => (
+              <li key={m}>{m}</li>
+            ))}
+          </ul>
+        </>
+      ) : null}
     </div>
   );
 }

@@ -138,6 +138,23 @@ describe("TurnView outcomes and excerpt answers", () => {
     expect(screen.getAllByText(/do not say anything about/)).toHaveLength(1);
   });
 
+  it("lists the names the section mentions, but not where it answers, apart from what the documents do not say", () => {
+    const answer =
+      `From *${LABEL}*:\nPreparatory schools in the UK prepare pupils to enter public schools [1].\n\n` +
+      "The section found mentions “scotland”, but not where it answers this: check that the answer applies to it.";
+    render(
+      <TurnView
+        turn={doneTurn({ answer, outcome: "partial", missing: ["scotland"], unlinked: ["scotland"], unit: UNIT, mode: "excerpt" })}
+        onOpenCitation={() => {}}
+      />,
+    );
+    expect(screen.getByText("Partial answer")).toHaveClass("outcome-partial");
+    const unlinked = screen.getByRole("list", { name: /mentions these, but not where it answers/ });
+    expect(within(unlinked).getAllByRole("listitem").map((li) => li.textContent)).toEqual(["scotland"]);
+    expect(screen.queryByText("The documents found do not say anything about:")).toBeNull();
+    expect(screen.getByRole("figure")).not.toHaveTextContent("mentions");
+  });
+
   it("marks a not-found answer and offers the nearest sections as sources to open", async () => {
     const onOpen = vi.fn();
     const answer = `I could not find this in the knowledge base. The nearest sections are: *${LABEL}*; *Network FAQ › Wi-Fi*.`;

@@ -68,7 +68,7 @@ function outcomeParts(turn: Turn, onOpenCitation: (chunkId: string) => void) {
   const outcome = turn.status === "done" ? turn.outcome : null;
   if (!outcome) return { badge: null, note: null };
   let note = null;
-  if (outcome === "partial" && turn.missing.length > 0) note = <MissingNote missing={turn.missing} />;
+  if (outcome === "partial" && turn.missing.length > 0) note = <MissingNote missing={turn.missing} unlinked={turn.unlinked} />;
   if (outcome === "not_found") note = <NearestSections sources={turn.sources} onOpen={onOpenCitation} />;
   return { badge: <OutcomeBadge outcome={outcome} />, note };
 }

@@ -13,7 +13,7 @@ export function sectionLabel(title: string, sectionPath: string[]): string {
 
 const FROM = /^From \*(.+)\*:\s*$/;
 const ALSO = /^Also(?:, from \*(.+?)\*)?:\s+/;
-const MISSING_NOTE = /^The documents found do not say anything about /;
+const MISSING_NOTE = /^(?:The documents found do not say anything about |The section found mentions )/;
 
 /** The answer without the paragraph a partial answer ends with ("The documents found do not say anything about
  * “x”."), which the partial-answer note lists instead. */

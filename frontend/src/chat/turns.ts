@@ -16,6 +16,8 @@ export interface Turn {
   /** From `done`; null while streaming, for stored answers and from servers that do not send it. */
   outcome: Outcome | null;
   missing: string[];
+  /** Those of `missing` the answering section names, but not where it answers. */
+  unlinked: string[];
   unit: AnswerUnit | null;
   mode: AnswerMode | null;
   status: TurnStatus;
@@ -38,6 +40,7 @@ export function newTurn(question: string): Turn {
     refused: false,
     outcome: null,
     missing: [],
+    unlinked: [],
     unit: null,
     mode: null,
     status: "streaming",
@@ -67,6 +70,7 @@ export function applyEvent(turn: Turn, ev: AskEvent): Turn {
         degraded: turn.degraded || Boolean(ev.data.degraded),
         outcome: ev.data.outcome ?? null,
         missing: ev.data.missing ?? [],
+        unlinked: ev.data.unlinked ?? [],
         unit: ev.data.unit ?? null,
         mode: ev.data.mode ?? null,
         status: turn.status === "error" ? "error" : "done",
