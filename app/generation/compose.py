@@ -59,6 +59,12 @@ _HOWTO_START = re.compile(
     re.IGNORECASE,
 )
 
+#: A statement that ends on its question word ("The second item of business on Wednesdays is usually what?", "X.25
+#: had less functionality because of what?", "My Z-Wave lock asks for a PIN while pairing, which PIN?") asks for a
+#: fact; "..., what now?", "what next?", "what to do?" ask for steps.
+_WH_LAST = re.compile(r"\b(?:what|whom|who|which|whose)(?:\s+(?!now\b|to\b|do\b|should\b|can\b|next\b|else\b)[\w'-]+)?"
+                      r"\s*[?.]*\s*$", re.IGNORECASE)
+
 #: A situation told first and "why" asked last ("The thermostat keeps dropping to 16 degrees while we're home. Why?",
 #: "I was charged twice this month, why??"): an explanation, not steps.
 _WHY_LAST = re.compile(r"(?:^|[.!?,;]\s*)(?:but\s+|so\s+|any\s+idea\s+)?(?:why|how\s+come)\b[^.?!,;]{0,60}[?!.\s]*$",
@@ -81,7 +87,7 @@ def intent(question: str) -> Intent:
         return "howto"
     if _EXPLAIN_START.search(q) or _WHY_LAST.search(q):
         return "explain"
-    if _FACT_START.search(q):
+    if _FACT_START.search(q) or _WH_LAST.search(q):
         return "fact"
     return "howto"
 

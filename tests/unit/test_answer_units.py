@@ -796,3 +796,14 @@ def test_a_yes_no_question_is_answered_by_a_section_giving_another_value() -> No
     assert answerability.assess("Does Kestrel Cam 2 work on a 5 GHz network?", [cam], unit).outcome == "answered"
     which = answerability.assess("Which network does Kestrel Cam 2 need on a 5 GHz network?", [cam], unit)
     assert which.outcome == "partial" and which.missing == ("5 ghz",)
+
+
+def test_a_statement_ending_on_its_question_word_asks_for_a_fact() -> None:
+    """"The second item of business on Wednesdays is usually what?" and "..., which PIN?" ask for a fact; "..., what
+    now?" and "what to do?" still ask for steps."""
+    assert intent("The second item of business on Wednesdays is usually what?") == "fact"
+    assert intent("My Z-Wave lock asks for a PIN while pairing, which PIN?") == "fact"
+    assert intent("Before the bill has been passed, it becomes an Act of what?") == "fact"
+    assert intent("Thermostat blinking red, what now?") == "howto"
+    assert intent("the app is down, what to do?") == "howto"
+    assert intent("camera keeps going offline") == "howto"
