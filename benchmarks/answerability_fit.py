@@ -3,6 +3,7 @@ fitted on it.
 
     python benchmarks/answerability_fit.py dump --data-dir DIR --out ans.pkl   # the real retrieval, once
     python benchmarks/answerability_fit.py eval --cache ans.pkl                # outcomes of the shipped rule
+    python benchmarks/answerability_fit.py dump --data-dir DIR --out b.pkl --squad 500 --squad-disjoint
 
 ``dump`` runs the real retrieval of the answer pipeline (``answer_quality.KB`` / ``MemoryKB``; ``--data-dir`` reuses
 their ingested indexes) for:
@@ -53,7 +54,25 @@ def offkb_questions(n: int, seed: int = 5) -> dict[str, list[str]]:
             "demo": rng.sample(demo, min(n, len(demo)))}
 
 
-async def dump(data_dir: Path, out: Path, n_off: int, n_squad: int) -> None:
+#: The SQuAD v2 sample of ``answer_quality.py --sets squad2`` (seed 7, 200 answerable then 200 adversarial).
+BENCHMARK_SEED, BENCHMARK_N = 7, 200
+
+
+def squad_sample(answers: list[dict[str, Any]], n: int, disjoint: bool = False) -> dict[str, list[dict[str, Any]]]:
+    """``n`` answerable (``pos``) and ``n`` adversarial (``ontopic``) SQuAD v2 questions: the benchmark's own sample
+    (drawn as ``answer_quality.run_squad2`` draws it), or with ``disjoint`` a second sample (seed 11) of questions the
+    benchmark never asks, to check a rule on questions it was not chosen on."""
+    pools = {"pos": [a for a in answers if not a["is_impossible"]],
+             "ontopic": [a for a in answers if a["is_impossible"]]}
+    rng = random.Random(BENCHMARK_SEED)
+    if not disjoint:
+        return {kind: rng.sample(pool, n) for kind, pool in pools.items()}
+    asked = {a["_id"] for pool in pools.values() for a in rng.sample(pool, BENCHMARK_N)}
+    other = random.Random(11)
+    return {kind: other.sample([a for a in pool if a["_id"] not in asked], n) for kind, pool in pools.items()}
+
+
+async def dump(data_dir: Path, out: Path, n_off: int, n_squad: int, disjoint: bool = False) -> None:
     import answer_quality as aq
 
     from app.generation.rewrite import rewrite_query
@@ -94,10 +113,8 @@ async def dump(data_dir: Path, out: Path, n_off: int, n_squad: int) -> None:
     kb = aq.MemoryKB(data_dir / "squad2", "extractive")
     d = aq.eval_dir() / "squad_v2.0_dev_devhalf"
     texts = {q["_id"]: q["text"] for q in _lines(d / "queries.jsonl")}
-    answers = _lines(d / "answers.jsonl")
-    rng = random.Random(7)
-    for kind, impossible in (("pos", False), ("ontopic", True)):
-        for a in rng.sample([a for a in answers if a["is_impossible"] == impossible], n_squad):
+    for kind, questions in squad_sample(_lines(d / "answers.jsonl"), n_squad, disjoint).items():
+        for a in questions:
             await record(kb, "squad2", "squad2", kind, texts[a["_id"]])
     for q in off["hotpot"] + off["demo"]:
         await record(kb, "squad2", "squad2", "offkb", q)
@@ -127,9 +144,11 @@ def main() -> None:
     ap.add_argument("--cache", type=Path, default=Path("answerability.pkl"))
     ap.add_argument("--offkb", type=int, default=60, help="off-KB questions per source")
     ap.add_argument("--squad", type=int, default=200, help="SQuAD v2 answerable and adversarial questions each")
+    ap.add_argument("--squad-disjoint", action="store_true",
+                    help="SQuAD v2 questions the answer benchmark does not ask (seed 11), not its own 200 + 200")
     args = ap.parse_args()
     if args.mode == "dump":
-        asyncio.run(dump(args.data_dir, args.out, args.offkb, args.squad))
+        asyncio.run(dump(args.data_dir, args.out, args.offkb, args.squad, args.squad_disjoint))
     else:
         for key, row in evaluate(pickle.loads(args.cache.read_bytes())).items():
             print(json.dumps({"set": key, **row}))
