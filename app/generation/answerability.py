@@ -263,9 +263,6 @@ def decide(question: str, chunks: Sequence[RankedChunk], asked: str | None = Non
 ANSWERED, PARTIAL, NOT_FOUND = "answered", "partial", "not_found"
 
 
-def _HOWTO_LIKE(question: str) -> bool:  # noqa: N802 - reads as a predicate on the question
-    return intent(question) == "howto"
-
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 _LARGE = re.compile(r"\b\d{1,3}(?:,\d{3})+\b|\b\d{3,}(?:\.\d+)?\b")  # 804, 12,000: a quantity, not a count of things
 _VERSION = re.compile(r"\b\d+(?:\.\d+){1,3}\b")  # firmware 2.7.0, app 6.14
@@ -543,7 +540,8 @@ def assess(question: str, chunks: Sequence[RankedChunk], unit: Any | None, asked
     text = " ".join([unit.title, *unit.section_path, unit.text])
     same_doc = " ".join(f"{c.chunk.section} {c.chunk.text}" for c in chunks if c.chunk.document_id == unit.document_id)
     missing = missing_constraints(asked, text, same_doc)
-    howto = _HOWTO_LIKE(asked)
+    kind = intent(asked)
+    howto = kind == "howto"
     if not howto:
         heading = " ".join([unit.title, *unit.section_path])
         focus = missing_focus(asked, text, heading)
@@ -551,15 +549,15 @@ def assess(question: str, chunks: Sequence[RankedChunk], unit: Any | None, asked
             focus = [t for t in focus if t != "price"]
         missing += [t for t in focus if t not in missing]
     passages = [rc.chunk.text for rc in unit.chunks]
-    if intent(asked) == "fact":
+    if kind == "fact":
         missing += [t for t in missing_negation(asked, passages) if t not in missing]
+    unlinked: list[str] = []
     if not howto and _WH_QUESTION.search(asked):
         missing += [t for t in missing_opposite(asked, passages) if t not in missing]
-        if intent(asked) == "fact":  # "why does it start heating like 2 hours early?" tells a situation
+        if kind == "fact":  # "why does it start heating like 2 hours early?" tells a situation
             missing += [t for t in missing_count(asked, unit.text) if t.split()[0] not in missing]  # "8.7" said
-    unlinked: list[str] = []
-    if not howto and _WH_QUESTION.search(asked) and not _FIRST_PERSON.search(asked):
-        unlinked = [t for t in unlinked_names(asked, unit) if t not in missing]
+        if not _FIRST_PERSON.search(asked):
+            unlinked = [t for t in unlinked_names(asked, unit) if t not in missing]
     return Verdict(PARTIAL if missing or unlinked else ANSWERED, tuple(missing), decision, tuple(unlinked))
 
 

@@ -13,33 +13,33 @@ export function OutcomeBadge({ outcome }: { outcome: Outcome }) {
   return <p className={`outcome-badge outcome-${outcome}`}>{LABELS[outcome] ?? outcome}</p>;
 }
 
+/** A heading and the terms under it, the list labelled by the heading. */
+function TermList({ heading, terms }: { heading: string; terms: string[] }) {
+  const id = useId();
+  return (
+    <>
+      <p id={id}>{heading}</p>
+      <ul aria-labelledby={id}>
+        {terms.map((m) => (
+          <li key={m}>{m}</li>
+        ))}
+      </ul>
+    </>
+  );
+}
+
 /** What a partial answer's documents do not say (`missing`), and the names its section mentions, but not where it
  * answers (`unlinked`, a subset of `missing`). */
 export function MissingNote({ missing, unlinked = [] }: { missing: string[]; unlinked?: string[] }) {
-  const id = useId();
-  const linkedId = useId();
   const absent = missing.filter((m) => !unlinked.includes(m));
   return (
     <div className="outcome-note outcome-note-partial">
-      {absent.length > 0 ? (
-        <>
-          <p id={id}>The documents found do not say anything about:</p>
-          <ul aria-labelledby={id}>
-            {absent.map((m) => (
-              <li key={m}>{m}</li>
-            ))}
-          </ul>
-        </>
-      ) : null}
+      {absent.length > 0 ? <TermList heading="The documents found do not say anything about:" terms={absent} /> : null}
       {unlinked.length > 0 ? (
-        <>
-          <p id={linkedId}>The section found mentions these, but not where it answers: check that the answer applies.</p>
-          <ul aria-labelledby={linkedId}>
-            {unlinked.map((m) => (
-              <li key={m}>{m}</li>
-            ))}
-          </ul>
-        </>
+        <TermList
+          heading="The section found mentions these, but not where it answers: check that the answer applies."
+          terms={unlinked}
+        />
       ) : null}
     </div>
   );
