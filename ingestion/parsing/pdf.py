@@ -18,6 +18,7 @@ from __future__ import annotations
 import ctypes
 import io
 import logging
+import math
 import re
 import statistics
 from collections import Counter
@@ -62,6 +63,156 @@ class _Line:
     table: list[list[Any]] | None = None
     x0: float = 0.0
     ocr_confidence: float | None = None
+
+
+#: A character as the line grouping reads it: top, bottom, x0, x1, text, font size.
+_Char = tuple[float, float, float, float, str, float]
+
+#: Columns. A page set in two or three columns was read row by row across the whole page, so each line joined a line
+#: of the left column to the line beside it in the right one ("Dynamic languages such as JavaScript are more and is used
+#: for the application logic of") and no sentence survived. A gutter is a vertical strip at least ``_GUTTER_MIN``
+#: points wide, away from the page's edges, that at most a quarter of the rows cross (a title, the authors, a footer
+#: over both columns), with a column of prose on each side: at least ``_COLUMN_MIN_ROWS`` rows of at least
+#: ``_COLUMN_MIN_CHARS`` characters, mostly letters, that fill their column (median ``_COLUMN_FULL`` of its width).
+#: A statement's figures or a table's short labels are not prose that fills a column, so their rows stay whole. A row
+#: that crosses a gutter (a title over both columns) ends the columns above it: they are read one after the other,
+#: then the row, then the columns below it; a paragraph goes on into the next column only mid-sentence. Measured on
+#: the 37 PDFs of the demo KB and the enterprise corpus: the demo manuals and 32 files unchanged; the two-column
+#: paper, the FAA handbook pages, the IBM Redbook's front page and a brochure read in column order (a three-column
+#: brochure page still mixes two of its columns; an infographic page is not columns). Cost: the 619-page manual parses
+#: in 18.7 s instead of 16.9 s.
+_GUTTER_MIN = 8.0
+_COLUMN_MIN_ROWS = 5
+_COLUMN_MIN_CHARS = 12
+_COLUMN_FULL = 0.6
+_COLUMN_EDGE = 0.15  # a gutter's middle lies at least this share of the text's width from either side
+
+
+@dataclass(frozen=True, slots=True)
+class _Columns:
+    """The gutters of a page (x ranges, left to right) and the tops of what is read whole (rows that cross a gutter,
+    a running header or footer, a table over both columns); :meth:`key` orders anything on the page in reading
+    order."""
+
+    gutters: tuple[tuple[float, float], ...]
+    breaks: tuple[float, ...]
+
+    def crosses(self, x0: float, x1: float) -> bool:
+        return any(x0 < g1 and x1 > g0 for g0, g1 in self.gutters)
+
+    def key(self, top: float, x: float) -> tuple[int, int, float]:
+        """(segment, column, top): segment 2k+1 is the k-th thing read whole, 2k the columns above it."""
+        k = sum(1 for b in self.breaks if b < top - 0.01)
+        if any(abs(b - top) <= 0.01 for b in self.breaks):
+            return 2 * k + 1, 0, top
+        return 2 * k, sum(1 for g0, _ in self.gutters if x >= g0), top
+
+
+_Word = tuple[float, float, str]  # x0, x1, text
+
+
+def _fragments(rows: list[list[_Word]], lo: float, hi: float) -> list[list[_Word]]:
+    """Each row's words between ``lo`` and ``hi`` (rows with none left out)."""
+    return [ws for row in rows if (ws := [w for w in row if w[0] >= lo - 0.5 and w[1] <= hi + 0.5])]
+
+
+def _prose_column(frags: list[list[tuple[float, float, str]]], lo: float, hi: float) -> bool:
+    """At least ``_COLUMN_MIN_ROWS`` rows of prose between ``lo`` and ``hi``: ``_COLUMN_MIN_CHARS`` characters or more,
+    mostly letters, filling the column (median ``_COLUMN_FULL`` of its width). Shorter rows (a figure's labels, a
+    paragraph's last line) neither count nor spoil it."""
+    long = [f for f in frags if sum(len(w) for _, _, w in f) >= _COLUMN_MIN_CHARS]
+    if len(long) < _COLUMN_MIN_ROWS or hi - lo < 1.0:
+        return False
+    text = "".join(w for f in long for _, _, w in f)
+    full = statistics.median((max(w[1] for w in f) - lo) / (hi - lo) for f in long)
+    return sum(c.isalpha() for c in text) >= 0.5 * len(text) and full >= _COLUMN_FULL
+
+
+def _crosses(words: list[tuple[float, float, str]], gutters: tuple[tuple[float, float], ...]) -> bool:
+    return any(x0 < g1 and x1 > g0 for x0, x1, _ in words for g0, g1 in gutters)
+
+
+def _top(row: list[_Char]) -> float:
+    return min(c[0] for c in row)
+
+
+def _columns(rows: list[list[_Char]], words: list[list[tuple[float, float, str]]]) -> _Columns | None:
+    """The columns of a page's upright characters (its :func:`_rows` and their :func:`_words`), or None for a page in
+    one column (see ``_GUTTER_MIN``)."""
+    spans = [(w[0][0], w[-1][1]) for w in words if w]
+    if len(spans) < 2 * _COLUMN_MIN_ROWS:
+        return None
+    left, right = min(a for a, _ in spans), max(b for _, b in spans)
+    width = right - left
+    if width < 20 * _GUTTER_MIN:
+        return None
+    n = int(math.ceil(width)) + 2
+    cover = [0] * (n + 1)  # rows covering each point of the width (a difference array, summed below)
+    for ws in words:
+        marks = sorted((int(x0 - left), int(math.ceil(x1 - left))) for x0, x1, _ in ws)
+        last = -1
+        for a, b in marks:
+            a = max(a, last + 1)
+            if b >= a:
+                cover[a] += 1
+                cover[b + 1] -= 1
+                last = b
+    running = 0
+    for i in range(n + 1):
+        running += cover[i]
+        cover[i] = running
+    allowed = max(1, len(spans) // 4)
+    candidates: list[tuple[float, float]] = []
+    i = 0
+    while i < n:
+        if cover[i] > allowed:
+            i += 1
+            continue
+        j = i
+        while j < n and cover[j] <= allowed:
+            j += 1
+        g0, g1 = left + i, left + j
+        middle = (g0 + g1) / 2
+        if g1 - g0 >= _GUTTER_MIN and left + _COLUMN_EDGE * width <= middle <= right - _COLUMN_EDGE * width:
+            candidates.append((g0, g1))
+        i = j
+    trials = [tuple(candidates)] if len(candidates) > 1 else []
+    trials += [(g,) for g in sorted(candidates, key=lambda g: g[0] - g[1])]
+    for gutters in trials:
+        if not gutters or len(gutters) > 2:
+            continue
+        inside = [ws for ws in words if ws and not _crosses(ws, gutters)]
+        bounds = [left, *(x for g in gutters for x in g), right]
+        sides = zip(bounds[::2], bounds[1::2], strict=True)
+        if all(_prose_column(_fragments(inside, lo, hi), lo, hi) for lo, hi in sides):
+            breaks = [_top(r) for r, ws in zip(rows, words, strict=True) if ws and _crosses(ws, gutters)]
+            return _Columns(gutters, tuple(sorted(set(breaks + _edge_rows(rows)))))
+    return None
+
+
+def _edge_rows(rows: list[list[_Char]]) -> list[float]:
+    """Tops of the rows at the top or bottom of the page set apart from the rest (a running header or footer in one
+    column's width): read whole, where the page's first or last rows are looked for."""
+    out: list[float] = []
+    tops = [(_top(r), max(c[1] for c in r)) for r in rows]
+    for seq in (tops[:3], tops[::-1][:3]):
+        for (t, b), (t2, b2) in zip(seq, seq[1:], strict=False):
+            gap = t2 - b if t2 > t else t - b2
+            if gap < 1.5 * max(b - t, 1.0):
+                break
+            out.append(t)
+    return out
+
+
+def _column_lines(chars: list[_Char], number: int, cols: _Columns) -> list[tuple[tuple[int, int, float], _Line]]:
+    """The lines of a page in columns, each with its :meth:`_Columns.key`: each column's characters grouped apart."""
+    buckets: dict[tuple[int, int], list[_Char]] = {}
+    for row in _rows(chars):  # the page's rows (the same as :func:`_columns` read)
+        top = _top(row)
+        for c in row:
+            seg, col, _ = cols.key(top, (c[2] + c[3]) / 2)
+            buckets.setdefault((seg, col), []).append(c)
+    return [((seg, col, ln.top), ln) for (seg, col), group in buckets.items() for ln in _group_lines(group, number)]
 
 
 def _open_checked(data: bytes) -> tuple[int | None, bytes, list[str]]:
@@ -114,8 +265,20 @@ def _page_lines(page: Any, number: int) -> tuple[list[_Line], bool]:
             rows = table.extract()
             if len(rows) >= 2 and max(len(r) for r in rows) >= 2:
                 boxes.append(table.bbox)
-                lines.append(_Line(number, table.bbox[1], table.bbox[3], 0.0, "", table=rows))
+                lines.append(_Line(number, table.bbox[1], table.bbox[3], 0.0, "", table=rows, x0=table.bbox[0]))
     text_page = page.filter(lambda o: o.get("object_type") != "char" or not _inside(o, boxes)) if boxes else page
+    chars: list[_Char] = [
+        (c["top"], c["bottom"], c["x0"], c["x1"], _LIGATURES.get(c["text"], c["text"]), c.get("size", 0.0))
+        for c in text_page.chars if c.get("upright", True)
+    ]
+    rows = _rows(chars)
+    cols = _columns(rows, [_words(r) for r in rows]) if chars and len(chars) == len(text_page.chars) else None
+    if cols is not None:
+        wide = [t.top for t, (x0, _, x1, _) in zip(lines, boxes, strict=True) if cols.crosses(x0, x1)]
+        cols = _Columns(cols.gutters, tuple(sorted({*cols.breaks, *wide})))
+        placed = [(cols.key(t.top, (x0 + x1) / 2), t) for t, (x0, _, x1, _) in zip(lines, boxes, strict=True)]
+        placed += _column_lines(chars, number, cols)
+        return [ln for _, ln in sorted(placed, key=lambda p: p[0])], bool(page.images)
     for tl in text_page.extract_text_lines(return_chars=True, strip=True):
         text = tl["text"].strip()
         if not text:
@@ -188,7 +351,7 @@ def _fast_page_lines(page: Any, number: int) -> tuple[list[_Line], bool] | None:
         return None
     height = page.get_height()
     textpage = page.get_textpage()
-    chars: list[tuple[float, float, float, float, str, float]] = []  # top, bottom, x0, x1, text, size
+    chars: list[_Char] = []
     try:
         box, matrix = raw.FS_RECTF(), raw.FS_MATRIX()
         for i in range(raw.FPDFText_CountChars(textpage)):
@@ -209,15 +372,16 @@ def _fast_page_lines(page: Any, number: int) -> tuple[list[_Line], bool] | None:
             chars.append((bottom - size, bottom, box.left, box.right, _LIGATURES.get(text, text), size))
     finally:
         textpage.close()
-    return _group_lines(chars, number), acc[2] > 0
+    rows = _rows(chars)
+    words = [_words(r) for r in rows]
+    cols = _columns(rows, words)
+    if cols is None:
+        return _row_lines(rows, words, number), acc[2] > 0
+    return [ln for _, ln in sorted(_column_lines(chars, number, cols), key=lambda p: p[0])], acc[2] > 0
 
 
-def _group_lines(chars: list[tuple[float, float, float, float, str, float]], number: int) -> list[_Line]:
-    """Characters into lines as pdfplumber's ``extract_text_lines`` makes them: tops clustered within
-    ``_Y_TOLERANCE`` (chained), each line read left to right, a word break at a space or a gap over ``_X_TOLERANCE``,
-    words joined by one space."""
-    if not chars:
-        return []
+def _rows(chars: list[_Char]) -> list[list[_Char]]:
+    """Characters into rows, top to bottom, each left to right: tops clustered within ``_Y_TOLERANCE`` (chained)."""
     line_of: dict[float, int] = {}
     line, last = 0, None
     for top in sorted({c[0] for c in chars}):
@@ -225,26 +389,44 @@ def _group_lines(chars: list[tuple[float, float, float, float, str, float]], num
             line += 1
         line_of[top] = line
         last = top
-    rows: dict[int, list[tuple[float, float, float, float, str, float]]] = {}
+    rows: dict[int, list[_Char]] = {}
     for c in chars:
         rows.setdefault(line_of[c[0]], []).append(c)
+    return [sorted(rows[key], key=lambda c: c[2]) for key in sorted(rows)]
+
+
+def _words(row: list[_Char]) -> list[tuple[float, float, str]]:
+    """(x0, x1, text) of each word of a row: a word break at a space or a gap over ``_X_TOLERANCE``."""
+    words: list[tuple[float, float, str]] = []
+    word, x0, prev = "", 0.0, None
+    for c in row:
+        if word and prev is not None and (c[4].isspace() or c[2] > prev[3] + _X_TOLERANCE):
+            words.append((x0, prev[3], word))
+            word = ""
+        if c[4].isspace():
+            prev = None
+            continue
+        if not word:
+            x0 = c[2]
+        word += c[4]
+        prev = c
+    if word and prev is not None:
+        words.append((x0, prev[3], word))
+    return words
+
+
+def _group_lines(chars: list[_Char], number: int) -> list[_Line]:
+    """Characters into lines as pdfplumber's ``extract_text_lines`` makes them: tops clustered within
+    ``_Y_TOLERANCE`` (chained), each line read left to right, a word break at a space or a gap over ``_X_TOLERANCE``,
+    words joined by one space."""
+    rows = _rows(chars)
+    return _row_lines(rows, [_words(r) for r in rows], number)
+
+
+def _row_lines(rows: list[list[_Char]], words: list[list[tuple[float, float, str]]], number: int) -> list[_Line]:
     out: list[_Line] = []
-    for key in sorted(rows):
-        row = sorted(rows[key], key=lambda c: c[2])
-        words: list[str] = []
-        word, prev = "", None
-        for c in row:
-            if word and (c[4].isspace() or (prev is not None and c[2] > prev[3] + _X_TOLERANCE)):
-                words.append(word)
-                word = ""
-            if c[4].isspace():
-                prev = None
-                continue
-            word += c[4]
-            prev = c
-        if word:
-            words.append(word)
-        text = " ".join(words).strip()
+    for row, ws in zip(rows, words, strict=True):
+        text = " ".join(w for _, _, w in ws).strip()
         if not text:
             continue
         sizes = [round(c[5], 1) for c in row if not c[4].isspace()]
@@ -439,6 +621,7 @@ def _emit(lines: list[_Line], builder: ElementBuilder) -> None:
             or (marker[0] is not None and item_x[0] - ln.x0 > 2.0)  # a line left of a list item's text ends it
             or prev.page != ln.page
             or ln.top - prev.bottom > 0.8 * height
+            or (ln.top < prev.top and not (prev.text[-1:] not in ".?!:" and ln.text[:1].islower()))  # next column
             or abs(ln.size - prev.size) > 0.6
         )
         if new_para or ln.ocr_confidence != para_ocr:

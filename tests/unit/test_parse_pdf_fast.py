@@ -140,3 +140,58 @@ def test_a_page_shown_turned_is_read_in_its_own_upright_lines() -> None:
     elements = pdf.parse_pdf(out.getvalue()).elements
     assert (elements[0].kind, elements[0].text) == ("title", "Resetting the hub")
     assert elements[1].text.startswith("Hold the button for ten seconds until the light blinks.")
+
+
+_LEFT = ("The Hub keeps running on its backup battery for about four hours when the power fails. Automations that use "
+         "only devices connected to the Hub keep working during the outage, and the Hub reconnects to the cloud by "
+         "itself when the power returns. Charge the battery fully before you rely on it: a new Hub ships with it half "
+         "charged, and it takes about six hours on the adapter to fill.")
+_RIGHT = ("Cameras record to their microSD card while the internet is down and upload the clips later. Live view is "
+          "not available until the connection returns, and motion alerts that were missed are shown in the timeline "
+          "afterwards. A card of at least 32 GB holds about a week of events; when it is full, the oldest clips are "
+          "overwritten first, unless you have marked them as saved in the app.")
+
+
+def _two_column_pdf(*, labels: bool = False) -> bytes:
+    """A title over two columns of prose (``labels``: short terms on the left, a description beside each instead)."""
+    pytest.importorskip("reportlab")
+    from reportlab.lib.pagesizes import A4
+    from reportlab.lib.utils import simpleSplit
+    from reportlab.pdfgen import canvas
+
+    buf = io.BytesIO()
+    c = canvas.Canvas(buf, pagesize=A4)
+    c.setFont("Helvetica-Bold", 16)
+    c.drawString(56, 790, "When the power or the internet fails")
+    c.setFont("Helvetica", 10)
+    if labels:
+        terms = ["Battery", "Cloud", "Alerts", "Storage", "Live view", "Timeline"]
+        for i, (term, line) in enumerate(zip(terms, simpleSplit(_RIGHT, "Helvetica", 10, 230), strict=False)):
+            c.drawString(56, 750 - 14 * i, term)
+            c.drawString(310, 750 - 14 * i, line)
+    else:
+        for x, text in ((56, _LEFT), (310, _RIGHT)):
+            for i, line in enumerate(simpleSplit(text, "Helvetica", 10, 230)):
+                c.drawString(x, 750 - 14 * i, line)
+    c.setFont("Helvetica", 8)
+    c.drawString(56, 40, "Kestrel Hub User Manual")  # a footer in the left column's width
+    c.showPage()
+    c.save()
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("reader", ["pdfium", "pdfplumber"])
+def test_a_page_in_two_columns_is_read_column_by_column(monkeypatch: pytest.MonkeyPatch, reader: str) -> None:
+    if reader == "pdfplumber":
+        monkeypatch.setattr(pdf, "_fast_page_lines", lambda page, number: None)
+    doc = pdf.parse_pdf(_two_column_pdf())
+    texts = [e.text for e in doc.elements]
+    # read across the page, every line joined the left column's line to the right one's and no sentence survived
+    assert texts[0] == "When the power or the internet fails"
+    assert texts[1:3] == [_LEFT, _RIGHT]
+    assert texts[3:] == ["Kestrel Hub User Manual"]
+
+
+def test_short_terms_beside_their_descriptions_stay_row_by_row() -> None:
+    texts = [e.text for e in pdf.parse_pdf(_two_column_pdf(labels=True)).elements]
+    assert any(t.startswith("Battery Cameras record to their microSD card") for t in texts), texts
