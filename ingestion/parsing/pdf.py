@@ -80,7 +80,8 @@ _Char = tuple[float, float, float, float, str, float]
 #: the 37 PDFs of the demo KB and the enterprise corpus: the demo manuals and 32 files unchanged; the two-column
 #: paper, the FAA handbook pages, the IBM Redbook's front page and a brochure read in column order (a three-column
 #: brochure page still mixes two of its columns; an infographic page is not columns). Cost: the 619-page manual parses
-#: in 18.7 s instead of 16.9 s.
+#: in 18.7-20.3 s instead of 16.9 s on 2 busy cores; profiled, reading PDFium's characters is most of it and the
+#: column search is not among the top dozen calls.
 _GUTTER_MIN = 8.0
 _COLUMN_MIN_ROWS = 5
 _COLUMN_MIN_CHARS = 12
@@ -247,7 +248,10 @@ def _repaired(data: bytes) -> bytes | None:
 
 
 def _inside(obj: dict[str, Any], boxes: list[tuple[float, float, float, float]]) -> bool:
-    cx, cy = (obj["x0"] + obj["x1"]) / 2, (obj["top"] + obj["bottom"]) / 2
+    return _box_holds(boxes, (obj["x0"] + obj["x1"]) / 2, (obj["top"] + obj["bottom"]) / 2)
+
+
+def _box_holds(boxes: list[tuple[float, float, float, float]], cx: float, cy: float) -> bool:
     return any(x0 <= cx <= x1 and t <= cy <= b for x0, t, x1, b in boxes)
 
 
@@ -257,7 +261,11 @@ def _ruled(page: Any) -> bool:
     return 0 < ruling <= MAX_RULING_OBJECTS
 
 
-def _page_lines(page: Any, number: int) -> tuple[list[_Line], bool]:
+def _page_lines(page: Any, number: int, pdfium: list[_Char] | None = None) -> tuple[list[_Line], bool]:
+    """The lines of a pdfplumber page (its ruled tables as table lines) and whether it has images. With ``pdfium``,
+    the page's characters as PDFium reads them (:func:`_pdfium_chars`, same coordinates), the text outside the tables
+    is read from those: PDFium breaks words where pdfminer runs them together ("recordingandcompilingatrace", tight
+    justified lines of a paper) and maps glyphs it cannot."""
     lines: list[_Line] = []
     boxes: list[tuple[float, float, float, float]] = []
     if _ruled(page):
@@ -266,26 +274,31 @@ def _page_lines(page: Any, number: int) -> tuple[list[_Line], bool]:
             if len(rows) >= 2 and max(len(r) for r in rows) >= 2:
                 boxes.append(table.bbox)
                 lines.append(_Line(number, table.bbox[1], table.bbox[3], 0.0, "", table=rows, x0=table.bbox[0]))
-    text_page = page.filter(lambda o: o.get("object_type") != "char" or not _inside(o, boxes)) if boxes else page
-    chars: list[_Char] = [
-        (c["top"], c["bottom"], c["x0"], c["x1"], _LIGATURES.get(c["text"], c["text"]), c.get("size", 0.0))
-        for c in text_page.chars if c.get("upright", True)
-    ]
+    if pdfium is not None:
+        chars = [c for c in pdfium if not _box_holds(boxes, (c[2] + c[3]) / 2, (c[0] + c[1]) / 2)]
+    else:
+        text_page = page.filter(lambda o: o.get("object_type") != "char" or not _inside(o, boxes)) if boxes else page
+        upright = [c for c in text_page.chars if c.get("upright", True)]
+        chars = [(c["top"], c["bottom"], c["x0"], c["x1"], _LIGATURES.get(c["text"], c["text"]), c.get("size", 0.0))
+                 for c in upright] if len(upright) == len(text_page.chars) else []
     rows = _rows(chars)
-    cols = _columns(rows, [_words(r) for r in rows]) if chars and len(chars) == len(text_page.chars) else None
+    cols = _columns(rows, [_words(r) for r in rows]) if chars else None
     if cols is not None:
         wide = [t.top for t, (x0, _, x1, _) in zip(lines, boxes, strict=True) if cols.crosses(x0, x1)]
         cols = _Columns(cols.gutters, tuple(sorted({*cols.breaks, *wide})))
         placed = [(cols.key(t.top, (x0 + x1) / 2), t) for t, (x0, _, x1, _) in zip(lines, boxes, strict=True)]
         placed += _column_lines(chars, number, cols)
         return [ln for _, ln in sorted(placed, key=lambda p: p[0])], bool(page.images)
-    for tl in text_page.extract_text_lines(return_chars=True, strip=True):
-        text = tl["text"].strip()
-        if not text:
-            continue
-        sizes = [round(c.get("size", 0.0), 1) for c in tl["chars"] if not c["text"].isspace()]
-        size = statistics.median(sizes) if sizes else 0.0
-        lines.append(_Line(number, tl["top"], tl["bottom"], size, text, x0=float(tl.get("x0", 0.0))))
+    if pdfium is not None:
+        lines += _text_lines(chars, number)
+    else:
+        for tl in text_page.extract_text_lines(return_chars=True, strip=True):
+            text = tl["text"].strip()
+            if not text:
+                continue
+            sizes = [round(c.get("size", 0.0), 1) for c in tl["chars"] if not c["text"].isspace()]
+            size = statistics.median(sizes) if sizes else 0.0
+            lines.append(_Line(number, tl["top"], tl["bottom"], size, text, x0=float(tl.get("x0", 0.0))))
     lines.sort(key=lambda ln: ln.top)
     return lines, bool(page.images)
 
@@ -349,6 +362,17 @@ def _fast_page_lines(page: Any, number: int) -> tuple[list[_Line], bool] | None:
     _axis_edges(raw.FPDFPage_CountObjects(page), lambda j: raw.FPDFPage_GetObject(page, j), (1.0, 0.0, 0.0, 1.0), acc)
     if min(acc[0], acc[1]) >= MIN_TABLE_EDGES:
         return None
+    chars = _pdfium_chars(page)
+    if chars is None:
+        return None
+    return _text_lines(chars, number), acc[2] > 0
+
+
+def _pdfium_chars(page: Any) -> list[_Char] | None:
+    """The characters of a PDFium page where pdfminer places them (its word breaks as spaces); None when some text is
+    not upright (rotated or skewed: pdfplumber groups it by its own rules)."""
+    import pypdfium2.raw as raw
+
     height = page.get_height()
     textpage = page.get_textpage()
     chars: list[_Char] = []
@@ -360,24 +384,31 @@ def _fast_page_lines(page: Any, number: int) -> tuple[list[_Line], bool] | None:
                 if code == 0x20 and chars:  # a space PDFium inferred from the gap: a word break
                     chars.append((*chars[-1][:4], " ", 0.0))
                 continue
-            if code in (0x0A, 0x0D, 0xFFFE, 0xFFFF) or not raw.FPDFText_GetLooseCharBox(textpage, i, box):
+            unmapped = code < 0x20 and code != 2  # line breaks; a glyph the font maps to nothing (pdfminer's "(cid:3)")
+            if unmapped or code in (0xFFFE, 0xFFFF) or not raw.FPDFText_GetLooseCharBox(textpage, i, box):
                 continue
             raw.FPDFText_GetMatrix(textpage, i, matrix)
             if abs(matrix.b) > 1e-6 or abs(matrix.c) > 1e-6:
-                return None  # rotated or skewed text: pdfplumber groups it by its own rules
-            text = "-" if code == 2 else chr(code) if code < 0x110000 else "\ufffd"  # 2: PDFium's end-of-line hyphen
+                return None
+            # 2: PDFium's end-of-line hyphen; half of a UTF-16 surrogate pair is no character (and no UTF-8)
+            text = "-" if code == 2 else chr(code) if code < 0x110000 and not 0xD800 <= code < 0xE000 else "\ufffd"
             size = raw.FPDFText_GetFontSize(textpage, i) * abs(matrix.d)
             bottom = height - box.bottom  # the font's descent below the baseline, as pdfminer places it
             # pdfminer's box is one font size tall above that (PDFium's loose box uses the font's ascent instead)
             chars.append((bottom - size, bottom, box.left, box.right, _LIGATURES.get(text, text), size))
     finally:
         textpage.close()
+    return chars
+
+
+def _text_lines(chars: list[_Char], number: int) -> list[_Line]:
+    """A page's lines in reading order: row by row, or column by column where :func:`_columns` finds columns."""
     rows = _rows(chars)
     words = [_words(r) for r in rows]
     cols = _columns(rows, words)
     if cols is None:
-        return _row_lines(rows, words, number), acc[2] > 0
-    return [ln for _, ln in sorted(_column_lines(chars, number, cols), key=lambda p: p[0])], acc[2] > 0
+        return _row_lines(rows, words, number)
+    return [ln for _, ln in sorted(_column_lines(chars, number, cols), key=lambda p: p[0])]
 
 
 def _rows(chars: list[_Char]) -> list[list[_Char]]:
@@ -824,18 +855,22 @@ class _Plumber:
 
 
 def _read_page(plumber: _Plumber, fast: Any, index: int) -> tuple[list[_Line], bool]:
-    """Page ``index`` (0-based): by PDFium (``fast``, the same document) when it can read it alone, else pdfplumber."""
+    """Page ``index`` (0-based): by PDFium (``fast``, the same document) when it can read it alone, else pdfplumber
+    finds its tables and PDFium still reads its text where it can (upright text on a page not shown turned)."""
+    chars: list[_Char] | None = None
     if fast is not None:
         page = fast[index]
         try:
             found = _fast_page_lines(page, index + 1)
+            if found is not None:
+                return found
+            if page.get_rotation() == 0:
+                chars = _pdfium_chars(page)
         finally:
             page.close()
-        if found is not None:
-            return found
     page = plumber.pdf().pages[index]
     try:
-        return _page_lines(page, index + 1)
+        return _page_lines(page, index + 1, chars)
     finally:
         page.close()
 

@@ -88,8 +88,11 @@ def test_the_demo_manual_parses_to_the_same_elements_either_way(monkeypatch: pyt
     data = DEMO_PDF.read_bytes()
     fast = [(e.kind, e.level, e.page, e.text) for e in pdf.parse_pdf(data).elements]
     monkeypatch.setattr(pdf, "_fast_page_lines", lambda page, number: None)
+    # tables looked for by pdfplumber, the text still PDFium's; then pdfplumber alone
+    ruled = [(e.kind, e.level, e.page, e.text) for e in pdf.parse_pdf(data).elements]
+    monkeypatch.setattr(pdf, "_pdfium_chars", lambda page: None)
     slow = [(e.kind, e.level, e.page, e.text) for e in pdf.parse_pdf(data).elements]
-    assert fast == slow
+    assert fast == ruled == slow
 
 
 def test_a_page_that_may_hold_a_ruled_table_is_left_to_pdfplumber() -> None:
@@ -180,10 +183,12 @@ def _two_column_pdf(*, labels: bool = False) -> bytes:
     return buf.getvalue()
 
 
-@pytest.mark.parametrize("reader", ["pdfium", "pdfplumber"])
+@pytest.mark.parametrize("reader", ["pdfium", "pdfplumber tables, pdfium text", "pdfplumber"])
 def test_a_page_in_two_columns_is_read_column_by_column(monkeypatch: pytest.MonkeyPatch, reader: str) -> None:
-    if reader == "pdfplumber":
+    if reader != "pdfium":
         monkeypatch.setattr(pdf, "_fast_page_lines", lambda page, number: None)
+    if reader == "pdfplumber":
+        monkeypatch.setattr(pdf, "_pdfium_chars", lambda page: None)
     doc = pdf.parse_pdf(_two_column_pdf())
     texts = [e.text for e in doc.elements]
     # read across the page, every line joined the left column's line to the right one's and no sentence survived
@@ -195,3 +200,41 @@ def test_a_page_in_two_columns_is_read_column_by_column(monkeypatch: pytest.Monk
 def test_short_terms_beside_their_descriptions_stay_row_by_row() -> None:
     texts = [e.text for e in pdf.parse_pdf(_two_column_pdf(labels=True)).elements]
     assert any(t.startswith("Battery Cameras record to their microSD card") for t in texts), texts
+
+
+def _ruled_page_with_tight_words() -> bytes:
+    """A ruled table (so pdfplumber looks for tables on the page) and a sentence set word by word, 2.5 pt apart and
+    no space character between them, as tightly justified lines are."""
+    pytest.importorskip("reportlab")
+    from reportlab.pdfbase.pdfmetrics import stringWidth
+    from reportlab.pdfgen import canvas
+
+    buf = io.BytesIO()
+    c = canvas.Canvas(buf, pagesize=(595, 842))
+    c.setFont("Helvetica", 10)
+    x = 72.0
+    sentence = "Recording and compiling a trace speculates that the path stays the same."
+    for word in sentence.split(" "):
+        c.drawString(x, 760, word)
+        x += stringWidth(word, "Helvetica", 10) + 2.5
+    for i in range(4):  # a 3 x 3 grid
+        c.line(72, 700 - 20 * i, 372, 700 - 20 * i)
+        c.line(72 + 100 * i, 700, 72 + 100 * i, 640)
+    grid = [["Code", "Meaning", "Step"], ["E19", "Card unreadable", "Format it"], ["E31", "Low", "Wire"]]
+    for r, row in enumerate(grid):
+        for k, cell in enumerate(row):
+            c.drawString(76 + 100 * k, 686 - 20 * r, cell)
+    c.showPage()
+    c.save()
+    return buf.getvalue()
+
+
+def test_a_ruled_page_keeps_pdfplumbers_tables_and_pdfiums_word_breaks() -> None:
+    data = _ruled_page_with_tight_words()
+    _, fast = _pages(data)
+    assert pdf._fast_page_lines(fast[0], 1) is None, "a page with ruling is left to pdfplumber's table finder"
+    doc = pdf.parse_pdf(data)
+    assert [e.kind for e in doc.elements] == ["text", "table"]
+    # pdfminer runs words less than 3 pt apart together ("Recordingandcompilingatrace..."); PDFium sees the gaps
+    assert doc.elements[0].text == "Recording and compiling a trace speculates that the path stays the same."
+    assert "| E19 | Card unreadable | Format it |" in doc.elements[1].text
