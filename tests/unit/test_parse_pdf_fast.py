@@ -155,8 +155,24 @@ _RIGHT = ("Cameras record to their microSD card while the internet is down and u
           "overwritten first, unless you have marked them as saved in the app.")
 
 
-def _two_column_pdf(*, labels: bool = False) -> bytes:
-    """A title over two columns of prose (``labels``: short terms on the left, a description beside each instead)."""
+def _wrap(text: str, widths: list[float]) -> list[str]:
+    """``text`` in Helvetica 10 lines, the n-th at most ``widths[n]`` points wide (the last width repeated)."""
+    from reportlab.pdfbase.pdfmetrics import stringWidth
+
+    out: list[str] = []
+    words = text.split(" ")
+    while words:
+        width = widths[min(len(out), len(widths) - 1)]
+        line = words.pop(0)
+        while words and stringWidth(f"{line} {words[0]}", "Helvetica", 10) <= width:
+            line += " " + words.pop(0)
+        out.append(line)
+    return out
+
+
+def _two_column_pdf(*, labels: bool = False, ragged: bool = False) -> bytes:
+    """A title over two columns of prose (``labels``: short terms on the left, a description beside each instead;
+    ``ragged``: the left column's lines mostly short, two of them reaching close to the right column)."""
     pytest.importorskip("reportlab")
     from reportlab.lib.pagesizes import A4
     from reportlab.lib.utils import simpleSplit
@@ -173,8 +189,9 @@ def _two_column_pdf(*, labels: bool = False) -> bytes:
             c.drawString(56, 750 - 14 * i, term)
             c.drawString(310, 750 - 14 * i, line)
     else:
-        for x, text in ((56, _LEFT), (310, _RIGHT)):
-            for i, line in enumerate(simpleSplit(text, "Helvetica", 10, 230)):
+        left = _wrap(_LEFT, [180, 180, 180, 232, 232, 180]) if ragged else simpleSplit(_LEFT, "Helvetica", 10, 230)
+        for x, lines in ((56, left), (310, simpleSplit(_RIGHT, "Helvetica", 10, 230))):
+            for i, line in enumerate(lines):
                 c.drawString(x, 750 - 14 * i, line)
     c.setFont("Helvetica", 8)
     c.drawString(56, 40, "Kestrel Hub User Manual")  # a footer in the left column's width
@@ -195,6 +212,13 @@ def test_a_page_in_two_columns_is_read_column_by_column(monkeypatch: pytest.Monk
     assert texts[0] == "When the power or the internet fails"
     assert texts[1:3] == [_LEFT, _RIGHT]
     assert texts[3:] == ["Kestrel Hub User Manual"]
+
+
+def test_the_cleanest_gutter_is_taken_so_long_lines_of_a_ragged_column_stay_in_it() -> None:
+    # a strip from the short lines' end to the right column is crossed by two long lines only; read as the gutter, those
+    # two rows (with the right column's lines beside them) were read whole, across both columns
+    texts = [e.text for e in pdf.parse_pdf(_two_column_pdf(ragged=True)).elements]
+    assert texts == ["When the power or the internet fails", _LEFT, _RIGHT, "Kestrel Hub User Manual"]
 
 
 def test_short_terms_beside_their_descriptions_stay_row_by_row() -> None:
