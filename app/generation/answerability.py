@@ -322,6 +322,7 @@ _FOCUS = [
                r"(?:the|a|an|my|our|your|his|her|their)\s+(?P<f>(?:[\w-]+\s+)?[\w-]+?)(?=\s*(?:[,?.!]|$)|\s+(?:does|do|"
                r"is|are|can|will|has|have|too|as\s+well)\b)", re.IGNORECASE),
 ]
+_SAME_PLURAL = frozenset(("series", "species", "means", "news"))
 _GENERIC_FOCUS = frozenset("way thing things kind type number amount name part one time best difference".split())  # noqa: SIM905
 _PRICE_QUESTION = re.compile(r"\bhow\s+much\s+(?:does|do|is|are|will|would|did)\b(?!.*\b(?:weight|data|storage|space|"
                              r"power|time|memory)\b)|\b(?:price|cost)\s+of\b|\bhow\s+much\b.*\b(?:cost|costs|price|"
@@ -343,8 +344,9 @@ def focus_terms(question: str) -> list[str]:
             for word in word_list(m.group("f") or m.groupdict().get("f2") or ""):
                 if not content_terms(word) or word.isdigit():
                     continue
-                plural = len(word) > 3 and word.endswith("s") and not word.endswith("ss")
-                term = word[:-1] if plural else word  # shown to the user: "watts" -> "watt", never a stem
+                plural = len(word) > 3 and word.endswith("s") and not word.endswith("ss") and word not in _SAME_PLURAL
+                # shown to the user: "watts" -> "watt", "countries" -> "country", never a stem
+                term = (word[:-3] + "y" if word.endswith("ies") else word[:-1]) if plural else word
                 if term not in _GENERIC_FOCUS and term not in found:
                     found.append(term)
     return found
@@ -360,9 +362,21 @@ def missing_focus(question: str, unit_text: str, heading: str = "") -> list[str]
         if term == "price":
             if not priced(question, unit_text, heading):
                 missing.append("price")
-        elif stem(term) not in unit_terms:
+        elif stem(term) not in unit_terms and not (term in _FOCUS_FORMS and _FOCUS_FORMS[term].search(unit_text)):
             missing.append(term)
     return missing
+
+
+#: A focus a text answers with a form, not the word: "which *year*" with "in 1900", "which *decade*" with "the
+#: 1940s", "what *century*" with "the 19th".
+_FOCUS_FORMS = {
+    "year": re.compile(r"\b(?:1\d|20)\d\d\b"),
+    "decade": re.compile(r"\b(?:1\d|20)?\d0s\b|\b(?:twenties|thirties|forties|fifties|sixties|seventies|eighties|"
+                        r"nineties)\b", re.IGNORECASE),
+    "century": re.compile(r"\b\d{1,2}(?:st|nd|rd|th)\b|\b(?:first|second|third|fourth|fifth|sixth|seventh|eighth|"
+                         r"ninth|tenth|eleventh|twelfth|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|"
+                         r"eighteenth|nineteenth|twentieth|twenty-first)\b", re.IGNORECASE),
+}
 
 
 def priced(question: str, unit_text: str, heading: str = "") -> bool:
@@ -692,14 +706,16 @@ for _pair in ("largest smallest", "biggest smallest", "highest lowest", "maximum
 
 #: Closed classes whose members exclude each other: a question that names one ("the *fourth* president", "the
 #: *winter* carnival", "travel *southwest*", "on *Tuesday* afternoons", "revenue in the *third* quarter") about a text
-#: that names another of the same class and not it asks what the text does not say. Not in them: "final" (it means
-#: "last"), "fall" (a verb as often as a season).
+#: that names another of the same class and not it asks what the text does not say ("listed on the WSE in *April*
+#: 2009" and "as of 31 August 2009"). Not in them: "final" (it means "last"), "fall" (a verb as often as a season).
 _EXCLUSIVE = (
     "first second third fourth fifth sixth seventh eighth ninth tenth last",
     "spring summer autumn winter",
     "north south east west northeast northwest southeast southwest northern southern eastern western northeastern "
     "northwestern southeastern southwestern",
     "monday tuesday wednesday thursday friday saturday sunday",
+    # months; not "march" (a verb) or "may" (how a question asks what someone may do)
+    "january february april june july august september october november december",
 )
 for _group in _EXCLUSIVE:
     _members = _group.split()
@@ -774,10 +790,19 @@ def missing_count(question: str, unit_text: str) -> list[str]:
         if not asked:
             continue
         value, thing = asked[0]
+        if thing in _SCALES:  # "$20 million" against "$20 billion": the same figure at another scale
+            scales = [t for v, t in counted if v == value and t in _SCALES]
+            if scales and thing not in scales:
+                missing.append(" ".join(m.group(0).lower().split()))
+            continue
         others = [v for v, t in counted if t == thing]
         if others and value not in others:
             missing.append(" ".join(m.group(0).lower().replace("-", " ").split()))
     return missing
+
+
+#: The scale words of a figure ("20 million", "3 billion"), stemmed as :func:`_counts` keeps them.
+_SCALES = frozenset(stem(w) for w in ("hundred", "thousand", "million", "billion", "trillion"))
 
 
 def missing_text(missing: Sequence[str], unlinked: Sequence[str] = ()) -> str:

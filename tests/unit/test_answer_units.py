@@ -807,3 +807,14 @@ def test_a_statement_ending_on_its_question_word_asks_for_a_fact() -> None:
     assert intent("Thermostat blinking red, what now?") == "howto"
     assert intent("the app is down, what to do?") == "howto"
     assert intent("camera keeps going offline") == "howto"
+
+
+def test_a_question_word_after_a_preposition_asks_for_a_fact() -> None:
+    """"In what year ...?", "During what time frame ...?", "For how long ...?" ask for a fact (they were read as how-to
+    questions, so no check of what they ask ran); a situation told first and "how do I" stays a how-to."""
+    assert intent("During what time frame were the core classes limited to only 15 students?") == "fact"
+    assert intent("In what year was the University of Chicago incorporated?") == "fact"
+    assert intent("For how long is the Matter setup code valid?") == "fact"
+    assert intent("To which address do I send a return?") == "fact"
+    assert intent("In the app, how do I add a device?") == "howto"
+    assert intent("After I changed my router, what should I do?") == "howto"

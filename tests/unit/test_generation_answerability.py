@@ -300,6 +300,11 @@ def test_a_question_naming_another_member_of_a_closed_class_than_the_text_is_par
                                           ["The Rhine followed a course to the northwest."]) == ["southwest"]
     assert answerability.missing_opposite("Does maintenance run on Tuesday nights?",
                                           ["Maintenance runs on Tuesdays between 1:00 and 3:00 a.m."]) == []
+    listed = ["The exchange had 374 companies listed as of 31 August 2009."]
+    assert answerability.missing_opposite("How many companies were listed on the WSE in April 2009?", listed) \
+        == ["april"]
+    # "may" asks what someone may do, "march" is a verb: no month
+    assert answerability.missing_opposite("What may operators do when the exchange closes in August?", listed) == []
     assert answerability.missing_opposite("Does maintenance run on Monday nights?",
                                           ["Maintenance runs on Tuesdays between 1:00 and 3:00 a.m."]) == ["monday"]
     assert answerability.missing_opposite("How many frames per second does the first camera record?",
@@ -320,6 +325,15 @@ def test_a_number_put_on_a_thing_the_section_counts_otherwise_is_missing() -> No
     assert answerability.missing_count("What happened in 1994?", "The 1857 earthquake was stronger.") == []
 
 
+def test_a_figure_put_at_another_scale_than_the_sections_is_missing() -> None:
+    """"What earthquake caused *$20 million* in damage?" against "estimated at over $20 billion": the same figure at
+    another scale is another figure; the same scale, or another figure altogether, is not this check's business."""
+    text = "It caused the most property damage of any earthquake in U.S. history, estimated at over $20 billion."
+    assert answerability.missing_count("What earthquake caused $20 million in damage?", text) == ["20 million"]
+    assert answerability.missing_count("What earthquake caused $20 billion in damage?", text) == []
+    assert answerability.missing_count("What earthquake caused $5 million in damage?", text) == []
+
+
 def test_the_focus_of_a_question_ending_on_its_noun_and_a_counted_phrase() -> None:
     """"What is the Victoria state *color*?" names its focus at the end; "How many full time *janitors* does Victoria
     have?" counts a phrase, not its first word. A word typed without its accent matches the text's ("wustite" and
@@ -331,6 +345,18 @@ def test_the_focus_of_a_question_ending_on_its_noun_and_a_counted_phrase() -> No
     assert answerability.missing_focus("How many full time janitors does Victoria have?", teachers) == ["janitor"]
     assert answerability.missing_focus("What is the mineral wustite?", "Iron oxide occurs as the mineral wüstite.") \
         == []
+
+
+def test_a_year_decade_or_century_focus_is_answered_by_its_form() -> None:
+    """"In which *year* ...?" is answered by "in 1900", "which *decade*" by "the 1940s", "what *century*" by "the 19th
+    century" or "the nineteenth": the word itself need not be there; a section without such a form still lacks it."""
+    text = "In 1900 the Los Angeles Times defined southern California as the seven counties."
+    assert answerability.missing_focus("In which year did the newspaper define southern California?", text) == []
+    assert answerability.missing_focus("Which decade saw the change?", "After the 1940s, the style changed.") == []
+    assert answerability.focus_terms("Which century was the abbey built in?") == ["century"]
+    assert answerability.missing_focus("Which century was the abbey built in?", "It was built in the nineteenth.") == []
+    assert answerability.missing_focus("In which year did the newspaper define it?", "The newspaper defined it.") \
+        == ["year"]
 
 
 def test_a_question_asking_with_an_antonym_or_a_negating_prefix_of_the_texts_word_is_partial() -> None:
