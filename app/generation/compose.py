@@ -48,13 +48,13 @@ _EXPLAIN_START = re.compile(
     r"(?:exactly|\?)|what\s+does\s+.+\s+(?:do|mean)\b|what(?:'s|\s+is)\s+the\s+difference\b)",
     re.IGNORECASE,
 )
+_HOW_FACT = r"how\s+(?:long|much|many|often|far|old|big|fast|soon)"
 _FACT_START = re.compile(
-    r"^\s*(?:how\s+(?:long|much|many|often|far|old|big|fast|soon)|when|which|who|whom|whose|where|what|is|are|does|do|"
-    r"did|will|was|were|has|have|am)\b"
+    rf"^\s*(?:{_HOW_FACT}|when|which|who|whom|whose|where|what|is|are|does|do|did|will|was|were|has|have|am)\b"
     # a preposition before the question word asks for a fact too: "In what year ...?", "During what time frame ...?",
     # "To which address ...?", "For how long ...?", "By how much ...?" (they were read as how-to questions)
     r"|^\s*(?:in|on|at|during|after|before|by|for|from|to|of|with|since|until|under|within|through|between|around|"
-    r"about|into|over)\s+(?:what|which|whom|whose|how\s+(?:long|much|many|often|far|old|big|fast|soon))\b",
+    rf"about|into|over)\s+(?:what|which|whom|whose|{_HOW_FACT})\b",
     re.IGNORECASE,
 )
 _HOWTO_START = re.compile(

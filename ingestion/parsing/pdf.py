@@ -67,6 +67,8 @@ class _Line:
 
 #: A character as the line grouping reads it: top, bottom, x0, x1, text, font size.
 _Char = tuple[float, float, float, float, str, float]
+#: A word of a row: x0, x1, text.
+_Word = tuple[float, float, str]
 
 #: Columns. A page set in two or three columns was read row by row across the whole page, so each line joined a line
 #: of the left column to the line beside it in the right one ("Dynamic languages such as JavaScript are more and is used
@@ -101,17 +103,21 @@ class _Columns:
     breaks: tuple[float, ...]
 
     def crosses(self, x0: float, x1: float) -> bool:
-        return any(x0 < g1 and x1 > g0 for g0, g1 in self.gutters)
+        return _crosses([(x0, x1, "")], self.gutters)
+
+    def segment(self, top: float) -> tuple[int, bool]:
+        """(segment, whole): segment 2k+1 is the k-th thing read whole, 2k the columns above it."""
+        k = sum(1 for b in self.breaks if b < top - 0.01)
+        whole = any(abs(b - top) <= 0.01 for b in self.breaks)
+        return (2 * k + 1, True) if whole else (2 * k, False)
+
+    def column(self, x: float) -> int:
+        return sum(1 for g0, _ in self.gutters if x >= g0)
 
     def key(self, top: float, x: float) -> tuple[int, int, float]:
-        """(segment, column, top): segment 2k+1 is the k-th thing read whole, 2k the columns above it."""
-        k = sum(1 for b in self.breaks if b < top - 0.01)
-        if any(abs(b - top) <= 0.01 for b in self.breaks):
-            return 2 * k + 1, 0, top
-        return 2 * k, sum(1 for g0, _ in self.gutters if x >= g0), top
-
-
-_Word = tuple[float, float, str]  # x0, x1, text
+        """(segment, column, top): the order of anything at ``top`` and ``x`` on the page."""
+        seg, whole = self.segment(top)
+        return seg, 0 if whole else self.column(x), top
 
 
 def _fragments(rows: list[list[_Word]], lo: float, hi: float) -> list[list[_Word]]:
@@ -119,7 +125,7 @@ def _fragments(rows: list[list[_Word]], lo: float, hi: float) -> list[list[_Word
     return [ws for row in rows if (ws := [w for w in row if w[0] >= lo - 0.5 and w[1] <= hi + 0.5])]
 
 
-def _prose_column(frags: list[list[tuple[float, float, str]]], lo: float, hi: float) -> bool:
+def _prose_column(frags: list[list[_Word]], lo: float, hi: float) -> bool:
     """At least ``_COLUMN_MIN_ROWS`` rows of prose between ``lo`` and ``hi``: ``_COLUMN_MIN_CHARS`` characters or more,
     mostly letters, filling the column (median ``_COLUMN_FULL`` of its width). Shorter rows (a figure's labels, a
     paragraph's last line) neither count nor spoil it."""
@@ -131,7 +137,7 @@ def _prose_column(frags: list[list[tuple[float, float, str]]], lo: float, hi: fl
     return sum(c.isalpha() for c in text) >= 0.5 * len(text) and full >= _COLUMN_FULL
 
 
-def _crosses(words: list[tuple[float, float, str]], gutters: tuple[tuple[float, float], ...]) -> bool:
+def _crosses(words: list[_Word], gutters: tuple[tuple[float, float], ...]) -> bool:
     return any(x0 < g1 and x1 > g0 for x0, x1, _ in words for g0, g1 in gutters)
 
 
@@ -139,7 +145,7 @@ def _top(row: list[_Char]) -> float:
     return min(c[0] for c in row)
 
 
-def _columns(rows: list[list[_Char]], words: list[list[tuple[float, float, str]]]) -> _Columns | None:
+def _columns(rows: list[list[_Char]], words: list[list[_Word]]) -> _Columns | None:
     """The columns of a page's upright characters (its :func:`_rows` and their :func:`_words`), or None for a page in
     one column (see ``_GUTTER_MIN``)."""
     spans = [(w[0][0], w[-1][1]) for w in words if w]
@@ -216,14 +222,14 @@ def _edge_rows(rows: list[list[_Char]]) -> list[float]:
     return out
 
 
-def _column_lines(chars: list[_Char], number: int, cols: _Columns) -> list[tuple[tuple[int, int, float], _Line]]:
-    """The lines of a page in columns, each with its :meth:`_Columns.key`: each column's characters grouped apart."""
+def _column_lines(rows: list[list[_Char]], number: int, cols: _Columns) -> list[tuple[tuple[int, int, float], _Line]]:
+    """The lines of a page in columns (its :func:`_rows`), each with its :meth:`_Columns.key`: each column's
+    characters grouped apart."""
     buckets: dict[tuple[int, int], list[_Char]] = {}
-    for row in _rows(chars):  # the page's rows (the same as :func:`_columns` read)
-        top = _top(row)
+    for row in rows:
+        seg, whole = cols.segment(_top(row))
         for c in row:
-            seg, col, _ = cols.key(top, (c[2] + c[3]) / 2)
-            buckets.setdefault((seg, col), []).append(c)
+            buckets.setdefault((seg, 0 if whole else cols.column((c[2] + c[3]) / 2)), []).append(c)
     return [((seg, col, ln.top), ln) for (seg, col), group in buckets.items() for ln in _group_lines(group, number)]
 
 
@@ -293,15 +299,16 @@ def _page_lines(page: Any, number: int, pdfium: list[_Char] | None = None) -> tu
         chars = [(c["top"], c["bottom"], c["x0"], c["x1"], _LIGATURES.get(c["text"], c["text"]), c.get("size", 0.0))
                  for c in upright] if len(upright) == len(text_page.chars) else []
     rows = _rows(chars)
-    cols = _columns(rows, [_words(r) for r in rows]) if chars else None
+    words = [_words(r) for r in rows]
+    cols = _columns(rows, words)
     if cols is not None:
         wide = [t.top for t, (x0, _, x1, _) in zip(lines, boxes, strict=True) if cols.crosses(x0, x1)]
         cols = _Columns(cols.gutters, tuple(sorted({*cols.breaks, *wide})))
         placed = [(cols.key(t.top, (x0 + x1) / 2), t) for t, (x0, _, x1, _) in zip(lines, boxes, strict=True)]
-        placed += _column_lines(chars, number, cols)
+        placed += _column_lines(rows, number, cols)
         return [ln for _, ln in sorted(placed, key=lambda p: p[0])], bool(page.images)
     if pdfium is not None:
-        lines += _text_lines(chars, number)
+        lines += _row_lines(rows, words, number)
     else:
         for tl in text_page.extract_text_lines(return_chars=True, strip=True):
             text = tl["text"].strip()
@@ -419,7 +426,7 @@ def _text_lines(chars: list[_Char], number: int) -> list[_Line]:
     cols = _columns(rows, words)
     if cols is None:
         return _row_lines(rows, words, number)
-    return [ln for _, ln in sorted(_column_lines(chars, number, cols), key=lambda p: p[0])]
+    return [ln for _, ln in sorted(_column_lines(rows, number, cols), key=lambda p: p[0])]
 
 
 def _rows(chars: list[_Char]) -> list[list[_Char]]:
@@ -437,9 +444,9 @@ def _rows(chars: list[_Char]) -> list[list[_Char]]:
     return [sorted(rows[key], key=lambda c: c[2]) for key in sorted(rows)]
 
 
-def _words(row: list[_Char]) -> list[tuple[float, float, str]]:
+def _words(row: list[_Char]) -> list[_Word]:
     """(x0, x1, text) of each word of a row: a word break at a space or a gap over ``_X_TOLERANCE``."""
-    words: list[tuple[float, float, str]] = []
+    words: list[_Word] = []
     word, x0, prev = "", 0.0, None
     for c in row:
         if word and prev is not None and (c[4].isspace() or c[2] > prev[3] + _X_TOLERANCE):
@@ -465,7 +472,7 @@ def _group_lines(chars: list[_Char], number: int) -> list[_Line]:
     return _row_lines(rows, [_words(r) for r in rows], number)
 
 
-def _row_lines(rows: list[list[_Char]], words: list[list[tuple[float, float, str]]], number: int) -> list[_Line]:
+def _row_lines(rows: list[list[_Char]], words: list[list[_Word]], number: int) -> list[_Line]:
     out: list[_Line] = []
     for row, ws in zip(rows, words, strict=True):
         text = " ".join(w for _, _, w in ws).strip()
