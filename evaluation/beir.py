@@ -2,7 +2,8 @@
 
 A BEIR dataset folder holds ``corpus.jsonl`` (``_id``, ``title``, ``text``), ``queries.jsonl`` (``_id``, ``text``) and
 ``qrels.tsv`` (header ``query-id corpus-id score``, tab-separated). Each corpus document becomes one chunk whose id is
-the corpus ``_id``, so runs compare directly with the qrels.
+the corpus ``_id``, so runs compare directly with the qrels; :func:`split_like_ingestion` instead splits each document
+as the product splits an upload (a run then ranks documents by their best chunk).
 """
 
 from __future__ import annotations
@@ -34,6 +35,13 @@ class BeirDataset:
     #: sha256 of the corpus file bytes (part of every cache key).
     corpus_hash: str
     extra: dict[str, object] = field(default_factory=dict)
+    #: "" when each document is one chunk; else how the documents were split (part of the embedding cache key)
+    chunking: str = ""
+
+    def embed_text(self, chunk: ChunkRecord) -> str:
+        """What the embedder sees: title and text of a whole document; a chunk's own text (its heading path leads it,
+        as in the ingestion pipeline, which embeds ``ChunkRecord.text``)."""
+        return chunk.text if self.chunking else doc_text(chunk)
 
 
 def doc_text(chunk: ChunkRecord) -> str:
@@ -83,6 +91,42 @@ def load_beir(dataset_dir: Path, *, max_queries: int | None = None) -> BeirDatas
         qrels=qrels,
         corpus_hash=hashlib.sha256(raw).hexdigest(),
     )
+
+
+def split_like_ingestion(
+    ds: BeirDataset, count_tokens: Callable[[str], int], *, target_tokens: int, overlap_tokens: int,
+    table_max_tokens: int,
+) -> BeirDataset:
+    """``ds`` with each document split as the ingestion pipeline splits an uploaded text file that is headed by the
+    document's title (``ingestion.chunking.chunk_elements`` with the ingestion settings given): a chunk's text starts
+    with that title, its ``document_id`` is the corpus ``_id`` and its id ``<_id>#<n>``."""
+    from ingestion.chunking import chunk_elements
+    from ingestion.parsing.model import ElementBuilder
+    from ingestion.parsing.textual import text_into
+
+    chunks: list[ChunkRecord] = []
+    for doc in ds.chunks:
+        builder = ElementBuilder()
+        if doc.title.strip():
+            builder.title(doc.title, 1)
+        text_into(doc.text, builder)
+        if not builder.elements:
+            continue
+        drafts = chunk_elements(builder.elements, count_tokens=count_tokens, target_tokens=target_tokens,
+                                overlap_tokens=overlap_tokens, table_max_tokens=table_max_tokens)
+        chunks.extend(
+            ChunkRecord(id=f"{doc.id}#{d.order}", tenant_id=doc.tenant_id, document_id=doc.id, document_version=1,
+                        title=doc.title, text=d.text, section_path=tuple(d.section_path), order=d.order,
+                        token_count=d.token_count)
+            for d in drafts
+        )
+    return BeirDataset(ds.name, chunks, ds.queries, ds.qrels, ds.corpus_hash, dict(ds.extra),
+                       chunking=f"ingestion-{target_tokens}-{overlap_tokens}-{table_max_tokens}")
+
+
+def documents_ranked(document_ids: Sequence[str]) -> list[str]:
+    """The documents of a ranked chunk list (each chunk's ``document_id``), each at the rank of its best chunk."""
+    return list(dict.fromkeys(document_ids))
 
 
 class DictChunkStore:

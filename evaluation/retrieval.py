@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core.settings import RetrievalSettings
+from core.settings import IngestionSettings, RetrievalSettings, Settings
 from core.types import SearchFilter
 from evaluation.backends import build_graph, build_keyword, build_vector, build_weaviate_keyword, default_embedder
 from evaluation.beir import (
@@ -40,8 +40,9 @@ from evaluation.beir import (
     cache_key,
     cached_array,
     cached_json,
-    doc_text,
+    documents_ranked,
     load_beir,
+    split_like_ingestion,
 )
 from evaluation.metrics import mean_metrics
 from retrieval.hybrid import HybridRetriever
@@ -53,6 +54,8 @@ log = logging.getLogger(__name__)
 
 CONFIGS: tuple[str, ...] = ("bm25", "dense", "graph", "hybrid", "hybrid+rerank", "hybrid+graph", "hybrid+graph+rerank")
 MEASURES = [("ndcg", 10), ("recall", 10), ("recall", 100), ("mrr", 10)]
+#: documents split into chunks: a query retrieves this many chunks per document of the run's depth
+CHUNKS_PER_DOCUMENT_DEPTH = 3
 #: Entities of one text: normalised entity names (the graph index's input).
 EntityExtractor = Callable[[Sequence[str]], list[list[str]]]
 
@@ -143,18 +146,20 @@ def build_indexes(
     log.info("keyword index: %d docs in %.1fs", len(chunks), time.perf_counter() - t)
     vector: VectorIndex = NullVectorIndex(embedder.dim)
     if with_vectors:
-        key = cache_key("emb", embedder.model_name, embedder.model_version, ds.corpus_hash, "v1")
+        key = cache_key("emb", embedder.model_name, embedder.model_version, ds.corpus_hash, "v1",
+                        *([ds.chunking] if ds.chunking else []))
         t = time.perf_counter()
         vectors = cached_array(
-            cache_dir, key, len(chunks), lambda: embedder.embed_documents([doc_text(c) for c in chunks])
+            cache_dir, key, len(chunks), lambda: embedder.embed_documents([ds.embed_text(c) for c in chunks])
         )
         vector = build_vector(workdir / "vector", chunks, np.asarray(vectors, dtype=np.float32), embedder.dim)
         log.info("vector index: %d docs in %.1fs", len(chunks), time.perf_counter() - t)
     graph = None
     if extract_entities is not None:
         t = time.perf_counter()
-        ents = cached_json(cache_dir, cache_key("ents", extractor_id(extract_entities), ds.corpus_hash),
-                           lambda: extract_entities([doc_text(c) for c in chunks]))
+        ents = cached_json(cache_dir, cache_key("ents", extractor_id(extract_entities), ds.corpus_hash,
+                                                *([ds.chunking] if ds.chunking else [])),
+                           lambda: extract_entities([ds.embed_text(c) for c in chunks]))
         graph = build_graph(workdir / "graph", chunks, ents)  # type: ignore[arg-type]
         log.info("graph index: %d docs in %.1fs", len(chunks), time.perf_counter() - t)
     return EvalIndexes(keyword, vector, graph, DictChunkStore(chunks))
@@ -188,9 +193,11 @@ async def _run_queries(
     run: dict[str, list[str]] = {}
     timings: dict[str, list[float]] = {}
     degraded = 0
+    # split documents: more chunks than documents are needed for ``depth`` documents
+    chunk_depth = depth * CHUNKS_PER_DOCUMENT_DEPTH if ds.chunking else depth
     for qid, text in ds.queries.items():
-        res = await retriever.retrieve(text, flt, depth)
-        run[qid] = [c.chunk.id for c in res.chunks]
+        res = await retriever.retrieve(text, flt, chunk_depth)
+        run[qid] = documents_ranked([c.chunk.document_id for c in res.chunks])[:depth]
         degraded += bool(res.degraded)
         for stage, ms in res.timings_ms.items():
             timings.setdefault(stage, []).append(ms)
@@ -228,6 +235,7 @@ def run_retrieval_eval(
     max_queries: int | None = None,
     stride: int = 1,
     weaviate: tuple[str, int] | None = None,
+    split: IngestionSettings | None = None,
 ) -> EvalTable:
     """Evaluate each configuration on the BEIR dataset in ``dataset_dir`` and return the table.
 
@@ -235,14 +243,21 @@ def run_retrieval_eval(
     ``extract_entities`` is needed for the graph configurations (the CLI's ``--entities`` names ingestion's spaCy
     extractor). ``reranker`` is used by ``+rerank`` configurations; without one they are
     reported as skipped. ``cache_dir=None`` disables the cache. ``weaviate=(url, grpc_port)``: BM25 on that server.
+    ``split``: each document is split into chunks as ingestion with these settings splits an upload, and a document
+    ranks where its best chunk does (without it each document is one chunk, embedded whole up to the embedder's limit).
     """
     unknown = [c for c in configs if c not in CONFIGS]
     if unknown:
         raise ValueError(f"unknown configurations {unknown}; choose from {list(CONFIGS)}")
     base = settings or RetrievalSettings()
-    settings = base.model_copy(update={"candidates": max(base.candidates, 100), "timeout_s": max(base.timeout_s, 30.0)})
+    depth = 100 * (CHUNKS_PER_DOCUMENT_DEPTH if split is not None else 1)
+    settings = base.model_copy(update={"candidates": max(base.candidates, depth),
+                                       "timeout_s": max(base.timeout_s, 30.0)})
     embedder = embedder or default_embedder()
     ds = load_beir(dataset_dir, max_queries=max_queries)
+    if split is not None:
+        ds = split_like_ingestion(ds, embedder.count_tokens, target_tokens=split.chunk_target_tokens,
+                                  overlap_tokens=split.chunk_overlap_tokens, table_max_tokens=split.table_max_tokens)
     if stride > 1:  # the subsample evaluation.lodo uses for the SQuAD sets
         keep = list(ds.queries)[::stride]
         ds.queries = {q: ds.queries[q] for q in keep}
@@ -295,6 +310,9 @@ def main(argv: Sequence[str] | None = None, *, extract_entities: EntityExtractor
     ap.add_argument("--entities", default=None, metavar="MODULE:CALLABLE",
                     help="entity extractor factory for graph configurations, e.g. ingestion.entities:EntityExtractor "
                     "(graph configurations are skipped without one)")
+    ap.add_argument("--split", action="store_true",
+                    help="split each document as ingestion splits an upload (KBQA_INGESTION__CHUNK_* settings); a "
+                    "document ranks where its best chunk does")
     ap.add_argument("--weaviate-url", default="",
                     help="run BM25 on this Weaviate server (a temp collection, dropped afterwards) instead of tantivy")
     ap.add_argument("--weaviate-grpc-port", type=int, default=50051)
@@ -325,7 +343,8 @@ def main(argv: Sequence[str] | None = None, *, extract_entities: EntityExtractor
                                embedder=embedder, extract_entities=extract_entities,
                                reranker=build_reranker(settings, embedder),
                                cache_dir=args.cache_dir, max_queries=args.max_queries, stride=args.stride,
-                               weaviate=(args.weaviate_url, args.weaviate_grpc_port) if args.weaviate_url else None)
+                               weaviate=(args.weaviate_url, args.weaviate_grpc_port) if args.weaviate_url else None,
+                               split=Settings().ingestion if args.split else None)
     print(table.format())
 
 

@@ -104,3 +104,17 @@ def test_eval_bm25_on_weaviate_matches_tantivy_and_drops_its_collection(tmp_path
     host, port = weaviate_server.url.rsplit(":", 1)
     with weaviate.connect_to_local(host=host.split("//")[1], port=int(port), grpc_port=server[1]) as client:
         assert not [n for n in client.collections.list_all() if n.lower().startswith("kbqaeval")]
+
+
+def test_eval_on_documents_split_as_ingestion_splits_them_scores_documents(tmp_path: Path) -> None:
+    from core.settings import IngestionSettings
+
+    data = write_dataset(tmp_path / "tiny")
+    split = IngestionSettings(chunk_target_tokens=16, chunk_overlap_tokens=4)
+    table = run_retrieval_eval(data, ["bm25", "hybrid"], cache_dir=tmp_path / "cache", split=split)
+    assert table.n_docs > len(DOCS)  # chunks: each document's title heads each of its chunks
+    rows = {r.config: r for r in table.rows}
+    # runs are of documents (the qrels' ids), each at its best chunk's rank
+    assert rows["hybrid"].metrics["recall@10"] == 1.0
+    assert rows["bm25"].metrics["mrr@10"] >= 0.75
+    assert len(list((tmp_path / "cache").glob("*.npy"))) == 1
