@@ -24,6 +24,8 @@ log = logging.getLogger(__name__)
 EVAL_TENANT = "eval"
 #: Bump when the text handed to the embedder for a corpus document changes (invalidates cached embeddings).
 DOC_TEXT_VERSION = "title-newline-text-v1"
+#: documents split into chunks: a query retrieves this many chunks per document of the run's depth
+CHUNKS_PER_DOCUMENT_DEPTH = 3
 
 
 @dataclass(slots=True)
@@ -42,6 +44,14 @@ class BeirDataset:
         """What the embedder sees: title and text of a whole document; a chunk's own text (its heading path leads it,
         as in the ingestion pipeline, which embeds ``ChunkRecord.text``)."""
         return chunk.text if self.chunking else doc_text(chunk)
+
+    def cache_parts(self) -> tuple[str, ...]:
+        """What keys the cached embeddings and entities of this corpus besides the model: its bytes and its split."""
+        return (self.corpus_hash, self.chunking) if self.chunking else (self.corpus_hash,)
+
+    def chunk_depth(self, documents: int) -> int:
+        """Chunks a query retrieves for a run of ``documents`` documents (each document ranks at its best chunk)."""
+        return documents * CHUNKS_PER_DOCUMENT_DEPTH if self.chunking else documents
 
 
 def doc_text(chunk: ChunkRecord) -> str:

@@ -54,8 +54,8 @@ log = logging.getLogger(__name__)
 
 CONFIGS: tuple[str, ...] = ("bm25", "dense", "graph", "hybrid", "hybrid+rerank", "hybrid+graph", "hybrid+graph+rerank")
 MEASURES = [("ndcg", 10), ("recall", 10), ("recall", 100), ("mrr", 10)]
-#: documents split into chunks: a query retrieves this many chunks per document of the run's depth
-CHUNKS_PER_DOCUMENT_DEPTH = 3
+#: documents in each query's run (Recall@100 needs 100)
+RUN_DEPTH = 100
 #: Entities of one text: normalised entity names (the graph index's input).
 EntityExtractor = Callable[[Sequence[str]], list[list[str]]]
 
@@ -146,8 +146,8 @@ def build_indexes(
     log.info("keyword index: %d docs in %.1fs", len(chunks), time.perf_counter() - t)
     vector: VectorIndex = NullVectorIndex(embedder.dim)
     if with_vectors:
-        key = cache_key("emb", embedder.model_name, embedder.model_version, ds.corpus_hash, "v1",
-                        *([ds.chunking] if ds.chunking else []))
+        corpus, *split = ds.cache_parts()
+        key = cache_key("emb", embedder.model_name, embedder.model_version, corpus, "v1", *split)
         t = time.perf_counter()
         vectors = cached_array(
             cache_dir, key, len(chunks), lambda: embedder.embed_documents([ds.embed_text(c) for c in chunks])
@@ -157,8 +157,7 @@ def build_indexes(
     graph = None
     if extract_entities is not None:
         t = time.perf_counter()
-        ents = cached_json(cache_dir, cache_key("ents", extractor_id(extract_entities), ds.corpus_hash,
-                                                *([ds.chunking] if ds.chunking else [])),
+        ents = cached_json(cache_dir, cache_key("ents", extractor_id(extract_entities), *ds.cache_parts()),
                            lambda: extract_entities([ds.embed_text(c) for c in chunks]))
         graph = build_graph(workdir / "graph", chunks, ents)  # type: ignore[arg-type]
         log.info("graph index: %d docs in %.1fs", len(chunks), time.perf_counter() - t)
@@ -193,10 +192,8 @@ async def _run_queries(
     run: dict[str, list[str]] = {}
     timings: dict[str, list[float]] = {}
     degraded = 0
-    # split documents: more chunks than documents are needed for ``depth`` documents
-    chunk_depth = depth * CHUNKS_PER_DOCUMENT_DEPTH if ds.chunking else depth
     for qid, text in ds.queries.items():
-        res = await retriever.retrieve(text, flt, chunk_depth)
+        res = await retriever.retrieve(text, flt, ds.chunk_depth(depth))
         run[qid] = documents_ranked([c.chunk.document_id for c in res.chunks])[:depth]
         degraded += bool(res.degraded)
         for stage, ms in res.timings_ms.items():
@@ -210,7 +207,7 @@ def evaluate_config(
 ) -> EvalRow:
     retriever = _retriever_for(config, idx, embedder, settings, reranker)
     try:
-        run, timings, degraded = asyncio.run(_run_queries(retriever, ds, depth=100))
+        run, timings, degraded = asyncio.run(_run_queries(retriever, ds, depth=RUN_DEPTH))
     finally:
         retriever.close()
     measures = MEASURES + ([("all_rel", 10)] if multi_hop else [])
@@ -239,7 +236,8 @@ def run_retrieval_eval(
 ) -> EvalTable:
     """Evaluate each configuration on the BEIR dataset in ``dataset_dir`` and return the table.
 
-    ``settings`` supplies fusion weights, ``rrf_k`` and timeouts (``candidates`` is raised to 100 for Recall@100).
+    ``settings`` supplies fusion weights, ``rrf_k`` and timeouts (``candidates`` is raised to the chunks a run of
+    ``RUN_DEPTH`` documents needs: 100 for Recall@100, 300 when split).
     ``extract_entities`` is needed for the graph configurations (the CLI's ``--entities`` names ingestion's spaCy
     extractor). ``reranker`` is used by ``+rerank`` configurations; without one they are
     reported as skipped. ``cache_dir=None`` disables the cache. ``weaviate=(url, grpc_port)``: BM25 on that server.
@@ -249,15 +247,14 @@ def run_retrieval_eval(
     unknown = [c for c in configs if c not in CONFIGS]
     if unknown:
         raise ValueError(f"unknown configurations {unknown}; choose from {list(CONFIGS)}")
-    base = settings or RetrievalSettings()
-    depth = 100 * (CHUNKS_PER_DOCUMENT_DEPTH if split is not None else 1)
-    settings = base.model_copy(update={"candidates": max(base.candidates, depth),
-                                       "timeout_s": max(base.timeout_s, 30.0)})
     embedder = embedder or default_embedder()
     ds = load_beir(dataset_dir, max_queries=max_queries)
     if split is not None:
         ds = split_like_ingestion(ds, embedder.count_tokens, target_tokens=split.chunk_target_tokens,
                                   overlap_tokens=split.chunk_overlap_tokens, table_max_tokens=split.table_max_tokens)
+    base = settings or RetrievalSettings()
+    settings = base.model_copy(update={"candidates": max(base.candidates, ds.chunk_depth(RUN_DEPTH)),
+                                       "timeout_s": max(base.timeout_s, 30.0)})
     if stride > 1:  # the subsample evaluation.lodo uses for the SQuAD sets
         keep = list(ds.queries)[::stride]
         ds.queries = {q: ds.queries[q] for q in keep}
