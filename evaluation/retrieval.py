@@ -49,6 +49,7 @@ from retrieval.hybrid import HybridRetriever
 from retrieval.null import NullGraphIndex, NullKeywordIndex, NullVectorIndex
 from retrieval.protocols import Embedder, GraphIndex, KeywordIndex, Reranker, VectorIndex
 from retrieval.rerank import build_reranker
+from retrieval.sentences import SentenceVectorIndex, chunk_sentences
 
 log = logging.getLogger(__name__)
 
@@ -132,11 +133,14 @@ def build_indexes(
     extract_entities: EntityExtractor | None,
     with_vectors: bool = True,
     weaviate: tuple[str, int] | None = None,
+    sentence_weight: float = 0.0,
 ) -> EvalIndexes:
     """Index ``ds`` into temp embedded indexes under ``workdir`` (embeddings and entities from the cache if present).
 
     ``with_vectors=False`` skips embedding the corpus (a null vector index stands in). ``weaviate=(url, grpc_port)``
-    puts the keyword index in a temp collection on that server (the caller drops it)."""
+    puts the keyword index in a temp collection on that server (the caller drops it). ``sentence_weight > 0``: the
+    sentences of every chunk are embedded too (cached) and the vector index scores a chunk with its best sentence
+    (:class:`retrieval.sentences.SentenceVectorIndex`, candidates as many as a run needs)."""
     chunks = ds.chunks
     t = time.perf_counter()
     if weaviate is not None:
@@ -154,6 +158,9 @@ def build_indexes(
         )
         vector = build_vector(workdir / "vector", chunks, np.asarray(vectors, dtype=np.float32), embedder.dim)
         log.info("vector index: %d docs in %.1fs", len(chunks), time.perf_counter() - t)
+        if sentence_weight > 0:
+            vector = SentenceVectorIndex(vector, sentence_vectors(ds, embedder, cache_dir), weight=sentence_weight,
+                                         candidates=ds.chunk_depth(RUN_DEPTH))
     graph = None
     if extract_entities is not None:
         t = time.perf_counter()
@@ -162,6 +169,24 @@ def build_indexes(
         graph = build_graph(workdir / "graph", chunks, ents)  # type: ignore[arg-type]
         log.info("graph index: %d docs in %.1fs", len(chunks), time.perf_counter() - t)
     return EvalIndexes(keyword, vector, graph, DictChunkStore(chunks))
+
+
+def sentence_vectors(ds: BeirDataset, embedder: Embedder, cache_dir: Path | None) -> dict[str, np.ndarray]:
+    """Chunk id -> the embeddings of its sentences (:func:`retrieval.sentences.chunk_sentences` of the text the
+    embedder sees), cached under a key of the model and the sentences themselves."""
+    per_chunk = [chunk_sentences(ds.embed_text(c)) for c in ds.chunks]
+    flat = [s for sentences in per_chunk for s in sentences]
+    key = cache_key("sentences", embedder.model_name, embedder.model_version, cache_key(*flat))
+    t = time.perf_counter()
+    vectors = np.asarray(cached_array(cache_dir, key, len(flat), lambda: embedder.embed_documents(flat)),
+                         dtype=np.float32)
+    log.info("sentence vectors: %d sentences in %.1fs", len(flat), time.perf_counter() - t)
+    out: dict[str, np.ndarray] = {}
+    start = 0
+    for chunk, sentences in zip(ds.chunks, per_chunk, strict=True):
+        out[chunk.id] = vectors[start : start + len(sentences)]
+        start += len(sentences)
+    return out
 
 
 def _retriever_for(
@@ -233,6 +258,7 @@ def run_retrieval_eval(
     stride: int = 1,
     weaviate: tuple[str, int] | None = None,
     split: IngestionSettings | None = None,
+    sentence_weight: float = 0.0,
 ) -> EvalTable:
     """Evaluate each configuration on the BEIR dataset in ``dataset_dir`` and return the table.
 
@@ -243,6 +269,7 @@ def run_retrieval_eval(
     reported as skipped. ``cache_dir=None`` disables the cache. ``weaviate=(url, grpc_port)``: BM25 on that server.
     ``split``: each document is split into chunks as ingestion with these settings splits an upload, and a document
     ranks where its best chunk does (without it each document is one chunk, embedded whole up to the embedder's limit).
+    ``sentence_weight``: the dense list scores a chunk with its best sentence too (see :func:`build_indexes`).
     """
     unknown = [c for c in configs if c not in CONFIGS]
     if unknown:
@@ -266,7 +293,7 @@ def run_retrieval_eval(
     with tempfile.TemporaryDirectory(prefix="kbqa-eval-") as tmp:
         idx = build_indexes(ds, Path(tmp), embedder, cache_dir=cache_dir,
                             extract_entities=extract_entities if needs_graph else None, with_vectors=needs_vectors,
-                            weaviate=weaviate)
+                            weaviate=weaviate, sentence_weight=sentence_weight)
         try:
             for config in configs:
                 if "rerank" in config and reranker is None:
@@ -310,6 +337,9 @@ def main(argv: Sequence[str] | None = None, *, extract_entities: EntityExtractor
     ap.add_argument("--split", action="store_true",
                     help="split each document as ingestion splits an upload (KBQA_INGESTION__CHUNK_* settings); a "
                     "document ranks where its best chunk does")
+    ap.add_argument("--sentence-weight", type=float, default=0.0,
+                    help="score each chunk of the dense list with its best sentence too: cosine + W x best sentence "
+                    "cosine (sentences embedded once and cached; 0: off)")
     ap.add_argument("--weaviate-url", default="",
                     help="run BM25 on this Weaviate server (a temp collection, dropped afterwards) instead of tantivy")
     ap.add_argument("--weaviate-grpc-port", type=int, default=50051)
@@ -341,7 +371,8 @@ def main(argv: Sequence[str] | None = None, *, extract_entities: EntityExtractor
                                reranker=build_reranker(settings, embedder),
                                cache_dir=args.cache_dir, max_queries=args.max_queries, stride=args.stride,
                                weaviate=(args.weaviate_url, args.weaviate_grpc_port) if args.weaviate_url else None,
-                               split=Settings().ingestion if args.split else None)
+                               split=Settings().ingestion if args.split else None,
+                               sentence_weight=args.sentence_weight)
     print(table.format())
 
 

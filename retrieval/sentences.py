@@ -1,0 +1,93 @@
+"""Sentence-level late interaction on the dense list, from sentence vectors computed once (no query-time embedding
+beyond the query's own).
+
+A chunk's embedding averages everything the chunk says, and the bundled embedder reads at most 256 word pieces of
+it: a question that matches one sentence of a long chunk ("how do I stop paying for it?" and "You can cancel at any
+time under Account, Subscriptions") scores low against the whole. :class:`SentenceVectorIndex` wraps a
+:class:`retrieval.protocols.VectorIndex`: it takes the inner index's best ``candidates`` chunks and scores each as
+
+    cosine(query, chunk) + ``weight`` x max over the chunk's sentences of cosine(query, sentence)
+
+with the sentence vectors given to it (``sentence_vectors``: chunk id -> one L2-normalised row per sentence of
+:func:`chunk_sentences`). A chunk without sentence vectors counts its chunk cosine as its best sentence, so it is
+neither favoured nor penalised beyond what the chunk vector says.
+
+Unlike :class:`retrieval.rerank.SentenceReranker`, which embeds the candidates' sentences for every query (~2 s of CPU
+per query on 2 cores, off by default for that reason), the sentences here are embedded once, at indexing time; a
+query costs ``candidates`` small matrix products. Measured offline on the evaluation sets (``python -m
+evaluation.retrieval --sentence-weight W``): see ``evaluation/RESULTS.md``, "Sentence vectors on the dense list".
+Ingestion does not store sentence vectors yet, so the product's retrievers do not use it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from core.types import ChunkRecord, Hit, SearchFilter
+from retrieval.protocols import VectorIndex
+from retrieval.rerank import split_sentences
+
+#: Sentences shorter than this many words are left out (list markers, "Yes.", table separators).
+MIN_WORDS = 3
+#: A long sentence is cut into pieces of at most this many words (as the sentence reranker cuts them).
+MAX_WORDS = 48
+
+
+def chunk_sentences(text: str, *, max_words: int = MAX_WORDS, min_words: int = MIN_WORDS) -> list[str]:
+    """The sentences of a chunk's text to embed one by one: pieces of at most ``max_words`` words with at least
+    ``min_words`` words; the text's first ``max_words`` words when no sentence is that long (never empty for a text
+    with words)."""
+    sentences = [s for s in split_sentences(text, max_words=max_words) if len(s.split()) >= min_words]
+    if sentences:
+        return sentences
+    head = " ".join(text.split()[:max_words])
+    return [head] if head else []
+
+
+class SentenceVectorIndex:
+    """A :class:`VectorIndex` whose search re-scores the inner index's top ``candidates`` hits with their best
+    sentence (module docstring). Writes, counts and closing go to the inner index."""
+
+    def __init__(
+        self, inner: VectorIndex, sentence_vectors: Mapping[str, np.ndarray], *, weight: float = 1.0,
+        candidates: int = 300,
+    ) -> None:
+        if weight < 0 or candidates < 1:
+            raise ValueError("weight must be >= 0 and candidates >= 1")
+        self.inner = inner
+        self.sentence_vectors = sentence_vectors
+        self.weight = weight
+        self.candidates = candidates
+        self.name = f"{inner.name}+sentences"
+        self.dim = inner.dim
+
+    def upsert_document(self, document_id: str, chunks: Sequence[ChunkRecord], vectors: np.ndarray) -> None:
+        self.inner.upsert_document(document_id, chunks, vectors)
+
+    def delete_document(self, document_id: str) -> None:
+        self.inner.delete_document(document_id)
+
+    def count(self, tenant_id: str | None = None) -> int:
+        return self.inner.count(tenant_id)
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def search(self, vector: np.ndarray, flt: SearchFilter, k: int) -> list[Hit]:
+        if k <= 0:
+            return []
+        hits = self.inner.search(vector, flt, max(k, self.candidates))
+        if not self.weight:
+            return hits[:k]
+        q = np.asarray(vector, dtype=np.float32).reshape(-1)
+        norm = float(np.linalg.norm(q))
+        q = q / norm if norm else q
+        scored = []
+        for hit in hits:
+            rows = self.sentence_vectors.get(hit.chunk_id)
+            best = float(np.max(rows @ q)) if rows is not None and len(rows) else hit.score
+            scored.append(Hit(hit.chunk_id, hit.score + self.weight * best))
+        scored.sort(key=lambda h: -h.score)  # stable: ties keep the inner order
+        return scored[:k]
