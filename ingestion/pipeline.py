@@ -34,6 +34,7 @@ from ingestion.state import JobTracker, LeaseLost
 from retrieval.indexes import Indexes
 from retrieval.null import is_disabled
 from retrieval.protocols import Embedder
+from retrieval.sentences import chunk_sentences, pack
 
 log = logging.getLogger(__name__)
 
@@ -200,7 +201,19 @@ class IngestPipeline:
             ]
 
         with tracker.stage(DocumentStatus.EMBEDDING) as stage:
-            vectors = self._embed([c.text for c in chunks], stage.progress)
+            if self.settings.ingestion.sentence_vectors:
+                per_chunk = [chunk_sentences(c.text) for c in chunks]
+                flat = [sentence for sentences in per_chunk for sentence in sentences]
+                both = self._embed([c.text for c in chunks] + flat, stage.progress)
+                vectors, rows = both[: len(chunks)], both[len(chunks) :]
+                ends = np.cumsum([len(sentences) for sentences in per_chunk])
+                sentence_vectors: list[bytes | None] = [
+                    pack(rows[end - len(sentences) : end]) if sentences else None
+                    for sentences, end in zip(per_chunk, ends, strict=True)
+                ]
+            else:
+                vectors = self._embed([c.text for c in chunks], stage.progress)
+                sentence_vectors = [None] * len(chunks)
 
         with tracker.stage(DocumentStatus.INDEXING):
             # no graph, no entity extraction (the spaCy model is never loaded)
@@ -212,7 +225,8 @@ class IngestPipeline:
                     raise AppError(ErrorCode.NOT_FOUND, "document was deleted while it was being indexed")
                 self.indexes.upsert(document_id, chunks, vectors, entities, session=s)
                 repo.replace_chunks(
-                    session=s, document=doc, chunks=chunks, embedder_version=self.embedder.model_version
+                    session=s, document=doc, chunks=chunks, embedder_version=self.embedder.model_version,
+                    sentence_vectors=sentence_vectors,
                 )
                 doc.title = title
                 doc.mime_type = parsed.mime_type

@@ -7,6 +7,11 @@ and named in ``RetrievalResult.degraded``; the query still answers from the othe
 Python cannot kill a thread, so a timed-out call keeps its worker until it returns. To keep a stuck backend from
 eating the whole pool, a stage with ``max_abandoned`` calls still running after their timeout is skipped at once
 (no new work is submitted for it) until those calls finish.
+
+With ``sentence_weight`` > 0 and a chunk store that keeps sentence vectors (``DbChunkStore.sentence_vectors``), the
+vector list is re-scored by each candidate's best sentence (:func:`retrieval.sentences.rescore`) before fusion; the
+chunks keep their plain cosine as ``scores["vector"]`` (what the answerability model is calibrated on) and the best
+sentence's as ``scores["sentence"]``.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from core.types import ChunkRecord, Hit, RankedChunk, SearchFilter
 from retrieval.fusion import FusedHit, fuse
 from retrieval.null import is_disabled
 from retrieval.protocols import ChunkStore, Embedder, GraphIndex, KeywordIndex, Reranker, RetrievalResult, VectorIndex
+from retrieval.sentences import SentenceHit, rescore, unpack
 
 log = logging.getLogger(__name__)
 
@@ -166,8 +172,19 @@ class HybridRetriever:
             "graph": settings.weight_graph,
         }
 
+        stored: Callable[[list[str]], Mapping[str, bytes]] | None = getattr(store, "sentence_vectors", None)
+        sentence_weight = settings.sentence_weight if stored is not None else 0.0
+
         def vector_search(query: str, flt: SearchFilter, k: int) -> list[Hit]:
-            return vector.search(embedder.embed_query(query), flt, k)
+            q = embedder.embed_query(query)
+            hits = vector.search(q, flt, k)
+            if sentence_weight <= 0 or not hits or stored is None:
+                return hits
+            blobs = stored([h.chunk_id for h in hits])
+            if not blobs:
+                return hits
+            return rescore(hits, q, lambda cid: unpack(blobs[cid], vector.dim) if cid in blobs else None,
+                           sentence_weight)
 
         def disabled(query: str, flt: SearchFilter, k: int) -> list[Hit]:
             return []  # a disabled vector index must not cost a query embedding
@@ -269,6 +286,10 @@ class HybridRetriever:
             chunks += await self._load(window, flt, first_rank=start + 1, known=known)
             start += len(window)
         timings["fuse"] = (time.perf_counter() - t) * 1000.0
+        by_sentence = {h.chunk_id: h for h in lists.get("vector", ()) if isinstance(h, SentenceHit)}
+        for rc in chunks if by_sentence else ():
+            if (sh := by_sentence.get(rc.chunk.id)) is not None:
+                rc.scores["vector"], rc.scores["sentence"] = sh.cosine, sh.sentence
 
         if self._reranker is not None and chunks:
             t = time.perf_counter()

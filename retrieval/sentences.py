@@ -16,12 +16,15 @@ Unlike :class:`retrieval.rerank.SentenceReranker`, which embeds the candidates' 
 per query on 2 cores, off by default for that reason), the sentences here are embedded once, at indexing time; a
 query costs ``candidates`` small matrix products. Measured offline on the evaluation sets (``python -m
 evaluation.retrieval --sentence-weight W``): see ``evaluation/RESULTS.md``, "Sentence vectors on the dense list".
-Ingestion does not store sentence vectors yet, so the product's retrievers do not use it.
+
+In the product the same scoring (:func:`rescore`) runs inside :class:`retrieval.hybrid.HybridRetriever` on the vector
+list, with the sentence vectors ingestion stores beside each chunk (:func:`pack`; ``chunks.sentence_vectors``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -44,6 +47,44 @@ def chunk_sentences(text: str, *, max_words: int = MAX_WORDS, min_words: int = M
         return sentences
     head = " ".join(text.split()[:max_words])
     return [head] if head else []
+
+
+def pack(vectors: np.ndarray) -> bytes:
+    """A chunk's sentence embeddings as stored: float16, row after row."""
+    return np.asarray(vectors, dtype=np.float16).tobytes()
+
+
+def unpack(blob: bytes, dim: int) -> np.ndarray | None:
+    """The rows :func:`pack` stored, as float32 ``(n, dim)``; None when ``blob`` does not hold rows of ``dim`` (an
+    embedder of another dimension wrote it)."""
+    if not blob or len(blob) % (2 * dim):
+        return None
+    return np.frombuffer(blob, dtype=np.float16).reshape(-1, dim).astype(np.float32)
+
+
+@dataclass(frozen=True, slots=True)
+class SentenceHit(Hit):
+    """A dense hit re-scored with its best sentence: ``score`` = ``cosine`` + weight x ``sentence``."""
+
+    cosine: float = 0.0
+    sentence: float = 0.0
+
+
+def rescore(
+    hits: Sequence[Hit], query: np.ndarray, rows_of: Callable[[str], np.ndarray | None], weight: float
+) -> list[Hit]:
+    """``hits`` (cosines) re-scored as cosine + ``weight`` x the best cosine of the chunk's sentence rows
+    (``rows_of(chunk_id)``, L2-normalised; a chunk without rows counts its own cosine), best first."""
+    q = np.asarray(query, dtype=np.float32).reshape(-1)
+    norm = float(np.linalg.norm(q))
+    q = q / norm if norm else q
+    scored: list[Hit] = []
+    for hit in hits:
+        rows = rows_of(hit.chunk_id)
+        best = float(np.max(rows @ q)) if rows is not None and len(rows) else hit.score
+        scored.append(SentenceHit(hit.chunk_id, hit.score + weight * best, hit.score, best))
+    scored.sort(key=lambda h: -h.score)  # stable: ties keep the inner order
+    return scored
 
 
 class SentenceVectorIndex:
@@ -81,13 +122,4 @@ class SentenceVectorIndex:
         hits = self.inner.search(vector, flt, max(k, self.candidates))
         if not self.weight:
             return hits[:k]
-        q = np.asarray(vector, dtype=np.float32).reshape(-1)
-        norm = float(np.linalg.norm(q))
-        q = q / norm if norm else q
-        scored = []
-        for hit in hits:
-            rows = self.sentence_vectors.get(hit.chunk_id)
-            best = float(np.max(rows @ q)) if rows is not None and len(rows) else hit.score
-            scored.append(Hit(hit.chunk_id, hit.score + self.weight * best))
-        scored.sort(key=lambda h: -h.score)  # stable: ties keep the inner order
-        return scored[:k]
+        return rescore(hits, vector, self.sentence_vectors.get, self.weight)[:k]

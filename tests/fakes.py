@@ -365,6 +365,18 @@ class FakeChunkStore:
         return {c: self.records[c] for c in chunk_ids if c in self.records}
 
 
+class FakeSentenceChunkStore(FakeChunkStore):
+    """A :class:`FakeChunkStore` that also keeps packed sentence vectors (``retrieval.sentences.pack``) by chunk id,
+    as ``DbChunkStore.sentence_vectors`` returns them."""
+
+    def __init__(self, records: list[ChunkRecord], sentence_vectors: dict[str, bytes]) -> None:
+        super().__init__(records)
+        self.blobs = sentence_vectors
+
+    def sentence_vectors(self, chunk_ids: Sequence[str]) -> dict[str, bytes]:
+        return {c: self.blobs[c] for c in chunk_ids if c in self.blobs}
+
+
 # --- generation -----------------------------------------------------------------------------------------------------
 
 

@@ -16,3 +16,8 @@ class DbChunkStore:
     def get_many(self, chunk_ids: Sequence[str]) -> dict[str, ChunkRecord]:
         with self.db.session() as s:
             return repo.get_chunks(session=s, chunk_ids=chunk_ids)
+
+    def sentence_vectors(self, chunk_ids: Sequence[str]) -> dict[str, bytes]:
+        """Chunk id -> packed sentence embeddings (:mod:`retrieval.sentences`), for the chunks that have them."""
+        with self.db.session() as s:
+            return repo.get_sentence_vectors(session=s, chunk_ids=chunk_ids)

@@ -15,6 +15,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     String,
     Text,
     UniqueConstraint,
@@ -168,6 +169,9 @@ class Chunk(Base):
     token_count: Mapped[int] = mapped_column(Integer, default=0)
     chunker_version: Mapped[str] = mapped_column(String(32), default="")
     embedder_version: Mapped[str] = mapped_column(String(128), default="")
+    #: float16 embeddings of the chunk's sentences, one row of the embedder's dimension each (None: not computed);
+    #: deferred, so loading chunks for an answer does not read them
+    sentence_vectors: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True, deferred=True)
 
     document: Mapped[Document] = relationship(back_populates="chunks")
 

@@ -434,9 +434,14 @@ def count_documents_by_status(*, session: Session, tenant_id: str | None = None)
 
 
 def replace_chunks(
-    *, session: Session, document: Document, chunks: Sequence[ChunkRecord], embedder_version: str
+    *, session: Session, document: Document, chunks: Sequence[ChunkRecord], embedder_version: str,
+    sentence_vectors: Sequence[bytes | None] | None = None,
 ) -> None:
-    """Replace every chunk of ``document`` with ``chunks`` (ids are content hashes, so a retry is idempotent)."""
+    """Replace every chunk of ``document`` with ``chunks`` (ids are content hashes, so a retry is idempotent).
+    ``sentence_vectors[i]``: the packed sentence embeddings of ``chunks[i]`` (``retrieval.sentences.pack``), if any."""
+    packed = list(sentence_vectors) if sentence_vectors is not None else [None] * len(chunks)
+    if len(packed) != len(chunks):
+        raise ValueError(f"{len(packed)} sentence vector blobs for {len(chunks)} chunks")
     session.execute(delete(Chunk).where(Chunk.document_id == document.id))
     session.add_all(
         Chunk(
@@ -453,8 +458,9 @@ def replace_chunks(
             token_count=c.token_count,
             chunker_version=c.chunker_version,
             embedder_version=embedder_version,
+            sentence_vectors=blob,
         )
-        for c in chunks
+        for c, blob in zip(chunks, packed, strict=True)
     )
     document.chunk_count = len(chunks)
 
@@ -488,6 +494,18 @@ def get_chunks(*, session: Session, chunk_ids: Sequence[str]) -> dict[str, Chunk
         select(Chunk, Document).join(Document, Chunk.document_id == Document.id).where(Chunk.id.in_(list(chunk_ids)))
     )
     return {c.id: chunk_record(c, d) for c, d in rows}
+
+
+def get_sentence_vectors(*, session: Session, chunk_ids: Sequence[str]) -> dict[str, bytes]:
+    """Chunk id -> its packed sentence embeddings, for the chunks of ``chunk_ids`` that have them."""
+    if not chunk_ids:
+        return {}
+    rows = session.execute(
+        select(Chunk.id, Chunk.sentence_vectors).where(
+            Chunk.id.in_(list(chunk_ids)), Chunk.sentence_vectors.is_not(None)
+        )
+    )
+    return {i: bytes(blob) for i, blob in rows if blob}
 
 
 def chunk_ids_by_document(*, session: Session) -> list[tuple[str, str]]:

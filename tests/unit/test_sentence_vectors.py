@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from core.settings import RetrievalSettings
 from core.types import ChunkRecord, SearchFilter
 from evaluation.backends import build_vector
+from retrieval.hybrid import HybridRetriever
+from retrieval.null import NullGraphIndex, NullKeywordIndex
 from retrieval.protocols import VectorIndex
-from retrieval.sentences import SentenceVectorIndex, chunk_sentences
+from retrieval.sentences import SentenceVectorIndex, chunk_sentences, pack, unpack
+from tests.fakes import FakeEmbedder, FakeSentenceChunkStore
 
 T = "t"
 
@@ -79,3 +84,48 @@ def test_chunk_sentences_drops_fragments_cuts_long_sentences_and_never_returns_n
     assert max(len(s.split()) for s in got) <= 48 and sum(len(s.split()) for s in got) == 9 + 60
     assert chunk_sentences("Yes. OK.") == ["Yes. OK."]
     assert chunk_sentences("   ") == []
+
+
+# FakeEmbedder embeds every query as (1, 1, 1, 1) / 2; these three unit vectors are orthogonal to it and to each other.
+_QF = np.full(4, 0.5, dtype=np.float32)
+_ORTHO = [np.asarray(v, dtype=np.float32) for v in ((0.5, -0.5, 0.5, -0.5), (0.5, 0.5, -0.5, -0.5),
+                                                    (0.5, -0.5, -0.5, 0.5))]
+
+
+def _near_fake_query(c: float, side: int = 0) -> np.ndarray:
+    return c * _QF + np.sqrt(1 - c * c) * _ORTHO[side]
+
+
+def _records(ids: list[str]) -> list[ChunkRecord]:
+    return [ChunkRecord(id=i, tenant_id=T, document_id=i, document_version=1, title=i, text=i) for i in ids]
+
+
+def test_the_hybrid_retriever_ranks_the_vector_list_by_best_sentence_and_keeps_the_plain_cosine(
+    tmp_path: Path,
+) -> None:
+    records = _records(["general", "specific"])
+    inner = build_vector(tmp_path / "v", records, np.stack([_near_fake_query(0.7), _near_fake_query(0.6)]), 4)
+    store = FakeSentenceChunkStore(records, {
+        "general": pack(np.stack([_near_fake_query(0.5, 1)])),
+        "specific": pack(np.stack([_near_fake_query(0.1, 1), _near_fake_query(0.95, 2)])),
+    })
+
+    def ranked(weight: float) -> list[tuple[str, dict[str, float]]]:
+        settings = RetrievalSettings(title_links=False, sentence_weight=weight)
+        retriever = HybridRetriever(NullKeywordIndex(), inner, NullGraphIndex(), FakeEmbedder(), store, settings)
+        try:
+            result = asyncio.run(retriever.retrieve("q", SearchFilter(tenant_id=T), 2))
+        finally:
+            retriever.close()
+        return [(rc.chunk.id, {k: round(v, 2) for k, v in rc.scores.items() if k != "fused"}) for rc in result.chunks]
+
+    assert ranked(1.0) == [("specific", {"vector": 0.6, "sentence": 0.95}),
+                           ("general", {"vector": 0.7, "sentence": 0.5})]
+    assert ranked(0.0) == [("general", {"vector": 0.7}), ("specific", {"vector": 0.6})]
+
+
+def test_packed_sentence_vectors_round_trip_and_a_blob_of_another_dimension_is_ignored() -> None:
+    rows = np.stack([_near_fake_query(0.3), _near_fake_query(0.8, 1)])
+    back = unpack(pack(rows), 4)
+    assert back is not None and back.shape == (2, 4) and np.allclose(back, rows, atol=1e-3)
+    assert unpack(pack(rows), 3) is None and unpack(b"", 4) is None
