@@ -59,6 +59,8 @@ SPACE = re.compile(r"\s+")
 QUALITY_TIMEOUT_S = 30.0
 SERVER_URL = os.environ.get("KBQA_TEST_VLLM_URL", "")
 CONTEXT_WINDOW: int | None = None
+#: ``--sentence-weight W`` (> 0): ingest with sentence vectors and score the dense list by them (0: the defaults)
+SENTENCE_WEIGHT = 0.0
 
 
 def generation(backend: str) -> dict[str, Any]:
@@ -120,7 +122,8 @@ class KB:
     def __init__(self, data_dir: Path, backend: str) -> None:
         data_dir.mkdir(parents=True, exist_ok=True)
         self.settings = Settings(_env_file=None, data_dir=data_dir, generation=generation(backend),
-                                 retrieval={"timeout_s": QUALITY_TIMEOUT_S})
+                                 retrieval={"timeout_s": QUALITY_TIMEOUT_S, "sentence_weight": SENTENCE_WEIGHT},
+                                 ingestion={"sentence_vectors": SENTENCE_WEIGHT > 0})
         migrate_database(self.settings)
         self.container = build_container(self.settings)
         self.filenames: dict[str, str] = {}  # document id -> file name
@@ -428,11 +431,15 @@ async def main() -> None:
                     help="vllm: the OpenAI-compatible server (default KBQA_TEST_VLLM_URL)")
     ap.add_argument("--data-dir", type=Path, default=None, help="keep ingested indexes here between runs")
     ap.add_argument("--n", type=int, default=200, help="squad2: answerable and unanswerable questions each")
+    ap.add_argument("--sentence-weight", type=float, default=0.0,
+                    help="ingest with sentence vectors and score the dense list by them with this weight (1 is the "
+                    "measured setting; use a fresh --data-dir, documents ingested without them keep none)")
     ap.add_argument("--show", action="store_true", help="print every answer (failures are always printed)")
     ap.add_argument("--context-window", type=int, default=None,
                     help="generative backends: the model's context (the prompt budget follows); smaller is faster")
     args = ap.parse_args()
-    global SERVER_URL, CONTEXT_WINDOW
+    global SERVER_URL, CONTEXT_WINDOW, SENTENCE_WEIGHT
+    SENTENCE_WEIGHT = args.sentence_weight
     SERVER_URL = args.server_url or SERVER_URL
     CONTEXT_WINDOW = args.context_window
     base = args.data_dir or Path(tempfile.mkdtemp(prefix="kbqa-answers-"))

@@ -62,7 +62,8 @@ class IngestionSettings(BaseModel):
     #: A table is kept whole up to this many tokens, then split by rows with its header repeated.
     table_max_tokens: int = Field(default=400, ge=32)
     #: Embed each chunk's sentences too and store them beside it (``chunks.sentence_vectors``) for the retriever's
-    #: sentence scoring (``retrieval.sentence_weight``). Roughly doubles the embedding work of an upload.
+    #: sentence scoring (``retrieval.sentence_weight``, set it to 1 as well). Roughly doubles the embedding work of
+    #: an upload.
     sentence_vectors: bool = False
     max_upload_bytes: int = Field(default=50 * 1024 * 1024, ge=1)
     #: The parser is killed when it shows no progress (a page parsed or OCR'd) for this long ...
@@ -177,9 +178,10 @@ class RetrievalSettings(BaseModel):
     link_seeds: int = Field(default=2, ge=1, le=10)
     link_per_seed: int = Field(default=2, ge=1, le=10)
     #: Sentence vectors on the dense list: each vector candidate scores its cosine + this x the best cosine of its
-    #: sentences (stored at ingestion, ``ingestion.sentence_vectors``); 0: the chunk's cosine alone. Measured in
-    #: ``evaluation/RESULTS.md`` ("Sentence vectors on the dense list").
-    sentence_weight: float = Field(default=1.0, ge=0)
+    #: sentences (stored at ingestion with ``ingestion.sentence_vectors``; 1 is the measured setting); 0 (default):
+    #: the chunk's cosine alone, and no sentence vectors are read. Measured in ``evaluation/RESULTS.md`` ("Sentence
+    #: vectors on the dense list").
+    sentence_weight: float = Field(default=0.0, ge=0)
     timeout_s: float = Field(default=2.0, gt=0)
     #: ``none`` (fused order), ``sentence`` (no extra weights: each of the top ``rerank_candidates`` chunks is scored
     #: by its best-matching sentences under the configured embedder, blended with the fused score; see

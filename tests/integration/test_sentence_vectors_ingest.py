@@ -32,7 +32,8 @@ def _ingest(data_dir: Path, database: dict[str, str], *, sentence_vectors: bool)
     from app.main import build_container
 
     settings = Settings(_env_file=None, data_dir=data_dir, database=database,
-                        ingestion={"sentence_vectors": sentence_vectors}, retrieval={"timeout_s": 30.0})
+                        ingestion={"sentence_vectors": sentence_vectors},
+                        retrieval={"timeout_s": 30.0, "sentence_weight": 1.0 if sentence_vectors else 0.0})
     migrate_database(settings)
     container = build_container(settings)
     container.ingest.submit(tenant_id="default", filename=DOC, data=(REPO / "demo" / "kb" / DOC).read_bytes())
