@@ -9,8 +9,9 @@ time under Account, Subscriptions") scores low against the whole. :class:`Senten
     cosine(query, chunk) + ``weight`` x max over the chunk's sentences of cosine(query, sentence)
 
 with the sentence vectors given to it (``sentence_vectors``: chunk id -> one L2-normalised row per sentence of
-:func:`chunk_sentences`). A chunk without sentence vectors counts its chunk cosine as its best sentence, so it is
-neither favoured nor penalised beyond what the chunk vector says.
+:func:`chunk_sentences`). A chunk without sentence vectors counts its chunk cosine as its best sentence; since a
+chunk's best sentence usually scores above the chunk itself, such a chunk tends to rank below chunks that have them
+(re-ingest the documents after turning sentence vectors on).
 
 Unlike :class:`retrieval.rerank.SentenceReranker`, which embeds the candidates' sentences for every query (~2 s of CPU
 per query on 2 cores, off by default for that reason), the sentences here are embedded once, at indexing time; a
@@ -18,7 +19,8 @@ query costs ``candidates`` small matrix products. Measured offline on the evalua
 evaluation.retrieval --sentence-weight W``): see ``evaluation/RESULTS.md``, "Sentence vectors on the dense list".
 
 In the product the same scoring (:func:`rescore`) runs inside :class:`retrieval.hybrid.HybridRetriever` on the vector
-list, with the sentence vectors ingestion stores beside each chunk (:func:`pack`; ``chunks.sentence_vectors``).
+list, with the sentence vectors ingestion stores beside each chunk (:func:`pack`; ``chunks.sentence_vectors``), when
+``ingestion.sentence_vectors`` and ``retrieval.sentence_weight`` are set (both off by default).
 """
 
 from __future__ import annotations
