@@ -49,7 +49,7 @@ from retrieval.hybrid import HybridRetriever
 from retrieval.null import NullGraphIndex, NullKeywordIndex, NullVectorIndex
 from retrieval.protocols import Embedder, GraphIndex, KeywordIndex, Reranker, VectorIndex
 from retrieval.rerank import build_reranker
-from retrieval.sentences import SentenceVectorIndex, chunk_sentences
+from retrieval.sentences import SentenceVectorIndex, chunk_sentences, per_chunk_rows
 
 log = logging.getLogger(__name__)
 
@@ -181,12 +181,7 @@ def sentence_vectors(ds: BeirDataset, embedder: Embedder, cache_dir: Path | None
     vectors = np.asarray(cached_array(cache_dir, key, len(flat), lambda: embedder.embed_documents(flat)),
                          dtype=np.float32)
     log.info("sentence vectors: %d sentences in %.1fs", len(flat), time.perf_counter() - t)
-    out: dict[str, np.ndarray] = {}
-    start = 0
-    for chunk, sentences in zip(ds.chunks, per_chunk, strict=True):
-        out[chunk.id] = vectors[start : start + len(sentences)]
-        start += len(sentences)
-    return out
+    return {c.id: rows for c, rows in zip(ds.chunks, per_chunk_rows(vectors, per_chunk), strict=True)}
 
 
 def _retriever_for(

@@ -34,7 +34,7 @@ from ingestion.state import JobTracker, LeaseLost
 from retrieval.indexes import Indexes
 from retrieval.null import is_disabled
 from retrieval.protocols import Embedder
-from retrieval.sentences import chunk_sentences, pack
+from retrieval.sentences import chunk_sentences, pack, per_chunk_rows
 
 log = logging.getLogger(__name__)
 
@@ -205,11 +205,9 @@ class IngestPipeline:
                 per_chunk = [chunk_sentences(c.text) for c in chunks]
                 flat = [sentence for sentences in per_chunk for sentence in sentences]
                 both = self._embed([c.text for c in chunks] + flat, stage.progress)
-                vectors, rows = both[: len(chunks)], both[len(chunks) :]
-                ends = np.cumsum([len(sentences) for sentences in per_chunk])
+                vectors = both[: len(chunks)]
                 sentence_vectors: list[bytes | None] = [
-                    pack(rows[end - len(sentences) : end]) if sentences else None
-                    for sentences, end in zip(per_chunk, ends, strict=True)
+                    pack(rows) if len(rows) else None for rows in per_chunk_rows(both[len(chunks) :], per_chunk)
                 ]
             else:
                 vectors = self._embed([c.text for c in chunks], stage.progress)

@@ -51,6 +51,15 @@ def chunk_sentences(text: str, *, max_words: int = MAX_WORDS, min_words: int = M
     return [head] if head else []
 
 
+def per_chunk_rows(rows: np.ndarray, per_chunk: Sequence[Sequence[str]]) -> list[np.ndarray]:
+    """``rows``, the embeddings of the sentences of ``per_chunk`` flattened in order, cut back into one block per
+    chunk (an empty block for a chunk without sentences)."""
+    ends = np.cumsum([len(sentences) for sentences in per_chunk], dtype=np.int64)
+    if len(ends) and ends[-1] != len(rows):
+        raise ValueError(f"{len(rows)} rows for {int(ends[-1])} sentences")
+    return [rows[end - len(sentences) : end] for sentences, end in zip(per_chunk, ends, strict=True)]
+
+
 def pack(vectors: np.ndarray) -> bytes:
     """A chunk's sentence embeddings as stored: float16, row after row."""
     return np.asarray(vectors, dtype=np.float16).tobytes()

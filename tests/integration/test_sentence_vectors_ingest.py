@@ -6,12 +6,10 @@ stored and the scores are the cosine alone."""
 from __future__ import annotations
 
 import asyncio
-import uuid
 from pathlib import Path
 
 import numpy as np
 import pytest
-import sqlalchemy as sa
 
 from app.cli import migrate_database
 from core.db import repositories as repo
@@ -19,7 +17,7 @@ from core.db.chunk_store import DbChunkStore
 from core.settings import Settings
 from core.types import SearchFilter
 from retrieval.sentences import chunk_sentences, unpack
-from tests.conftest import PG_ADMIN_URL, _pg_reachable, service_missing
+from tests.conftest import fresh_pg_database
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -46,16 +44,8 @@ def database(request):  # noqa: ANN001, ANN201
     if request.param == "sqlite":
         yield {}
         return
-    if not _pg_reachable():
-        service_missing("PostgreSQL not reachable")
-    name = f"kbqa_t_{uuid.uuid4().hex[:12]}"
-    admin = sa.create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
-    yield {"url": PG_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"}
-    with admin.connect() as conn:
-        conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    admin.dispose()
+    with fresh_pg_database() as url:
+        yield {"url": url}
 
 
 def test_ingestion_stores_each_chunks_sentence_vectors_and_retrieval_scores_by_them(tmp_path, database) -> None:  # noqa: ANN001

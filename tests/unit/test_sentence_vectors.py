@@ -14,7 +14,7 @@ from evaluation.backends import build_vector
 from retrieval.hybrid import HybridRetriever
 from retrieval.null import NullGraphIndex, NullKeywordIndex
 from retrieval.protocols import VectorIndex
-from retrieval.sentences import SentenceVectorIndex, chunk_sentences, pack, unpack
+from retrieval.sentences import SentenceVectorIndex, chunk_sentences, pack, per_chunk_rows, unpack
 from tests.fakes import FakeEmbedder, FakeSentenceChunkStore
 
 T = "t"
@@ -129,3 +129,11 @@ def test_packed_sentence_vectors_round_trip_and_a_blob_of_another_dimension_is_i
     back = unpack(pack(rows), 4)
     assert back is not None and back.shape == (2, 4) and np.allclose(back, rows, atol=1e-3)
     assert unpack(pack(rows), 3) is None and unpack(b"", 4) is None
+
+
+def test_flattened_sentence_rows_are_cut_back_per_chunk() -> None:
+    rows = np.arange(12, dtype=np.float32).reshape(3, 4)
+    blocks = per_chunk_rows(rows, [["a", "b"], [], ["c"]])
+    assert [b.tolist() for b in blocks] == [rows[:2].tolist(), [], rows[2:].tolist()]
+    with pytest.raises(ValueError):
+        per_chunk_rows(rows, [["a"], ["b"]])
